@@ -1,0 +1,293 @@
+"""Command line: thin click layer over probe -> rules -> recommend -> report.
+
+Exit status (a contract for scripts): 0 nothing fails, 1 something fails (or warns under
+--strict; for `recommend`: nothing fits), 2 usage error or unreadable input, 3 internal error.
+Heavy imports (rich, docker, torch) happen inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Optional, Sequence
+
+import click
+
+from . import __version__
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class InputError(click.ClickException):
+    """Bad user input: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"cudadoctor: error: {self.format_message()}", err=True)
+
+
+# --- shared option groups --------------------------------------------------------------------
+
+
+def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--table",
+        "table_path",
+        metavar="FILE",
+        help="Use this compatibility table instead of the shipped one (also $CUDADOCTOR_TABLE).",
+    )(fn)
+
+
+def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--gpu",
+        "gpus",
+        multiple=True,
+        metavar="SPEC",
+        help="What-if: a GPU (compute capability such as 8.0, or a product such as A100); repeatable.",
+    )(fn)
+    fn = click.option("--driver", metavar="VERSION", help="What-if: pretend this NVIDIA driver is installed (e.g. 535.104.05).")(fn)
+    fn = click.option("--snapshot", metavar="FILE", help="Evaluate a saved host snapshot instead of probing this host.")(fn)
+    return fn
+
+
+def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--family", metavar="NAME", help="Image family (default: pytorch-cuda).")(fn)
+    fn = click.option("--torch", "torch_release", metavar="X.Y", help="PyTorch release (default: the newest in the table).")(fn)
+    return fn
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def load_table_or_fail(path: Optional[str]):
+    from .table import TableError, load_table
+
+    try:
+        return load_table(path)
+    except TableError as exc:
+        raise InputError(str(exc)) from None
+
+
+def resolve_release(table, version: Optional[str]):
+    if not version:
+        return table.newest_release
+    text = version.strip()
+    release = table.release(text)
+    if release is not None:
+        return release
+    known = ", ".join(r.version for r in table.pytorch_releases)
+    import re
+
+    if not re.match(r"^\d+\.\d+(\.\d+)?$", text):
+        raise InputError(f"invalid --torch {version!r}: expected a PyTorch release such as 2.5 (known: {known})")
+    raise InputError(f"unknown PyTorch release {version!r}: the table knows {known} (a newer table can be given with --table)")
+
+
+def resolve_family(table, name: Optional[str]):
+    if not name:
+        return table.image_families[0]
+    family = table.family(name.strip())
+    if family is None:
+        known = ", ".join(f.name for f in table.image_families)
+        raise InputError(f"unknown image family {name!r}: known families are {known}")
+    return family
+
+
+def gather_facts(table, snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str]):
+    from .facts import SnapshotError, load_snapshot
+    from .whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
+
+    # Validate what-if values before probing, so a typo fails fast.
+    try:
+        if driver:
+            parse_driver(driver, table)
+        for i, spec in enumerate(gpus):
+            parse_gpu(spec, i, table)
+    except WhatIfError as exc:
+        raise InputError(str(exc)) from None
+    if snapshot:
+        try:
+            facts = load_snapshot(snapshot)
+        except SnapshotError as exc:
+            raise InputError(str(exc)) from None
+    else:
+        from .probe.host import probe_host
+
+        facts = probe_host()
+    return apply_what_if(facts, table, driver, gpus)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="cudadoctor")
+def cli() -> None:
+    """Will a CUDA PyTorch workload run on this host, and which image or wheel fits it?"""
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the host facts as JSON (a snapshot).")
+@click.option("--output", "-o", metavar="FILE", help="Write the snapshot to FILE.")
+@click.pass_context
+def probe(ctx: click.Context, as_json: bool, output: Optional[str]) -> None:
+    """Read the host's facts (driver, GPUs, ...) without judging them."""
+    from .facts import snapshot_to_dict
+    from .probe.host import probe_host
+
+    data = snapshot_to_dict(probe_host())
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2)
+                handle.write("\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+    if as_json or not output:
+        emit_json(data)
+
+
+@cli.command()
+@host_options
+@target_options
+@click.option("--variant", metavar="cuNNN", help="Check this CUDA variant of the release instead of the recommended one.")
+@table_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.pass_context
+def check(
+    ctx: click.Context,
+    snapshot: Optional[str],
+    driver: Optional[str],
+    gpus: tuple[str, ...],
+    torch_release: Optional[str],
+    family: Optional[str],
+    variant: Optional[str],
+    table_path: Optional[str],
+    as_json: bool,
+    strict: bool,
+) -> None:
+    """Check that this host can run a CUDA PyTorch workload, and say why not."""
+    from .doctor import run_check
+
+    table = load_table_or_fail(table_path)
+    release = resolve_release(table, torch_release)
+    image_family = resolve_family(table, family)
+    if variant and release.variant(variant.strip()) is None:
+        known = ", ".join(v.name for v in release.variants)
+        raise InputError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
+    facts = gather_facts(table, snapshot, driver, gpus)
+    result = run_check(facts, table, release, image_family, variant.strip() if variant else None)
+    if as_json:
+        from .report.payload import check_payload
+
+        emit_json(check_payload(result, table))
+    else:
+        from .report.text import make_console, render_check
+
+        render_check(make_console(), result)
+    ctx.exit(result.exit_status(strict))
+
+
+@cli.command()
+@click.option("--image", "want_image", is_flag=True, help="Recommend an image tag.")
+@click.option("--wheel", "want_wheel", is_flag=True, help="Recommend a PyTorch wheel variant.")
+@host_options
+@target_options
+@table_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "tag", "index-url"]),
+    default="text",
+    show_default=True,
+    help="tag: the bare image reference; index-url: the wheel index URL.",
+)
+@click.pass_context
+def recommend(
+    ctx: click.Context,
+    want_image: bool,
+    want_wheel: bool,
+    snapshot: Optional[str],
+    driver: Optional[str],
+    gpus: tuple[str, ...],
+    torch_release: Optional[str],
+    family: Optional[str],
+    table_path: Optional[str],
+    fmt: str,
+) -> None:
+    """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
+    from .recommend import recommend as pick
+
+    if want_image and want_wheel:
+        raise InputError("give --image or --wheel, not both")
+    if not want_image and not want_wheel:
+        want_image = fmt != "index-url"
+        want_wheel = not want_image
+    if fmt == "tag" and not want_image:
+        raise InputError("--format tag needs --image")
+    if fmt == "index-url" and not want_wheel:
+        raise InputError("--format index-url needs --wheel")
+    table = load_table_or_fail(table_path)
+    release = resolve_release(table, torch_release)
+    image_family = resolve_family(table, family)
+    facts = gather_facts(table, snapshot, driver, gpus)
+    rec = pick(facts, table, release, image_family)
+    if not rec.found:
+        reason = f"cudadoctor: no fit: {rec.why}"
+        if rec.fixes:
+            reason += "; " + "; ".join(rec.fixes)
+        if fmt == "json":
+            from .report.payload import recommend_payload
+
+            emit_json(recommend_payload(rec, table))
+        click.echo(reason, err=True)
+        for rejection in rec.rejected:
+            click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
+        ctx.exit(EXIT_FAIL)
+    if fmt == "tag":
+        click.echo(rec.image)
+    elif fmt == "index-url":
+        click.echo(rec.wheel_index_url)
+    elif fmt == "json":
+        from .report.payload import recommend_payload
+
+        emit_json(recommend_payload(rec, table))
+    else:
+        from .report.text import make_console, render_recommendation
+
+        render_recommendation(make_console(), rec)
+    ctx.exit(EXIT_OK)
+
+
+# --- entry point -----------------------------------------------------------------------------
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console-script entry: one-line errors, the documented exit codes, never a traceback."""
+    try:
+        status = cli.main(args=list(argv) if argv is not None else None, prog_name="cudadoctor", standalone_mode=False)
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        click.echo(f"cudadoctor: error: {exc.format_message()}{where}", err=True)
+        status = EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        status = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("cudadoctor: aborted", err=True)
+        status = 130
+    except KeyboardInterrupt:
+        status = 130
+    except BrokenPipeError:
+        status = EXIT_FAIL
+    except Exception as exc:  # a bug: say so in one line rather than dump a traceback on a user
+        click.echo(f"cudadoctor: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        status = EXIT_INTERNAL
+    sys.exit(status if isinstance(status, int) else EXIT_OK)

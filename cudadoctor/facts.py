@@ -1,0 +1,323 @@
+"""What the probes found, as frozen data, and its versioned JSON snapshot form.
+
+Facts say what *is*; they carry no judgement. A probe that could not read something records
+``None`` (unknown) or an error string, never raises. Snapshots round-trip exactly, so a host
+probed on one machine can be checked on another (``--snapshot FILE``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+SNAPSHOT_SCHEMA = 1
+SNAPSHOT_KIND = "cudadoctor-host-snapshot"
+
+# NVML's state as one word, so rules can switch on it without parsing error texts.
+NVML_OK = "ok"
+NVML_LIBRARY_MISSING = "library-missing"
+NVML_DRIVER_NOT_LOADED = "driver-not-loaded"
+NVML_DRIVER_MISMATCH = "driver-mismatch"
+NVML_NO_PERMISSION = "no-permission"
+NVML_ERROR = "error"
+NVML_NOT_PROBED = "not-probed"
+NVML_STATES = (
+    NVML_OK,
+    NVML_LIBRARY_MISSING,
+    NVML_DRIVER_NOT_LOADED,
+    NVML_DRIVER_MISMATCH,
+    NVML_NO_PERMISSION,
+    NVML_ERROR,
+    NVML_NOT_PROBED,
+)
+
+
+class SnapshotError(ValueError):
+    """A snapshot file that is not a cudadoctor host snapshot of a schema we read."""
+
+
+@dataclass(frozen=True)
+class MigDeviceFacts:
+    """One MIG instance carved out of a GPU."""
+
+    index: int
+    uuid: Optional[str] = None
+    name: Optional[str] = None
+    memory_total_bytes: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """One physical GPU as NVML (or a what-if flag) describes it. ``None`` means unknown."""
+
+    index: int
+    name: Optional[str] = None
+    uuid: Optional[str] = None
+    brand: Optional[str] = None  # lowercase, as libnvidia-container names brands: "tesla", "geforce", ...
+    compute_capability: Optional[str] = None  # "8.6"
+    memory_total_bytes: Optional[int] = None
+    pci_bus_id: Optional[str] = None
+    lost: bool = False  # NVML answered GPU_IS_LOST for this device
+    persistence_mode: Optional[bool] = None
+    mig_enabled: Optional[bool] = None
+    mig_devices: tuple[MigDeviceFacts, ...] = ()
+    retired_pages_pending: Optional[bool] = None
+    remapped_rows_pending: Optional[bool] = None
+    remapped_rows_failure: Optional[bool] = None
+    ecc_uncorrectable_volatile: Optional[int] = None
+    source: str = "nvml"  # "nvml" or "what-if"
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    """The NVIDIA driver as seen through NVML."""
+
+    nvml_state: str = NVML_NOT_PROBED  # one of NVML_STATES
+    nvml_error: Optional[str] = None  # NVML's own error text, when nvml_state is not "ok"
+    driver_version: Optional[str] = None  # raw, e.g. "535.104.05"
+    cuda_driver_version: Optional[str] = None  # the CUDA version the driver supports, e.g. "12.2"
+    nvml_version: Optional[str] = None
+    source: str = "nvml"  # "nvml" or "what-if"
+
+
+@dataclass(frozen=True)
+class KernelModuleFacts:
+    """The loaded nvidia kernel module, from /sys/module/nvidia and /proc/driver/nvidia."""
+
+    loaded: Optional[bool] = None
+    version: Optional[str] = None
+    flavour: Optional[str] = None  # "open" | "proprietary" | None
+    proc_version_line: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class DeviceNodeFacts:
+    nvidiactl: Optional[bool] = None
+    nvidia_uvm: Optional[bool] = None
+    gpu_nodes: tuple[str, ...] = ()  # "/dev/nvidia0", ...
+
+
+@dataclass(frozen=True)
+class PciDeviceFacts:
+    """A display/3D controller on the PCI bus (any vendor), for telling AMD/Intel-only hosts apart."""
+
+    address: str
+    vendor: str  # "nvidia" | "amd" | "intel" | hex id
+    vendor_id: str
+    device_id: Optional[str] = None
+    pci_class: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class LibcudaFacts:
+    """libcuda.so.1 (the CUDA driver API), probed independently of NVML."""
+
+    loadable: Optional[bool] = None
+    path: Optional[str] = None
+    driver_version: Optional[str] = None  # from cuDriverGetVersion, e.g. "12.4"
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class SystemFacts:
+    """Operating-system facts: kernel module, device nodes, environment, container and WSL."""
+
+    kernel_module: KernelModuleFacts = field(default_factory=KernelModuleFacts)
+    device_nodes: DeviceNodeFacts = field(default_factory=DeviceNodeFacts)
+    libcuda: LibcudaFacts = field(default_factory=LibcudaFacts)
+    environment: tuple[tuple[str, str], ...] = ()  # the variables that matter, as (name, value)
+    in_container: Optional[bool] = None
+    container_runtime: Optional[str] = None  # "docker" | "podman" | "kubernetes" | ...
+    wsl: Optional[bool] = None
+    pci_display_devices: tuple[PciDeviceFacts, ...] = ()
+    ld_library_path_stubs: tuple[str, ...] = ()  # CUDA stubs directories found on LD_LIBRARY_PATH
+    machine: Optional[str] = None  # "x86_64", "aarch64"
+    os: Optional[str] = None  # "linux", ...
+
+    def env(self, name: str) -> Optional[str]:
+        for key, value in self.environment:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class DockerFacts:
+    """The Docker Engine as seen from this host."""
+
+    state: str = "not-probed"  # "ok" | "unreachable" | "permission-denied" | "timeout" | "error" | "not-probed"
+    error: Optional[str] = None
+    host: Optional[str] = None  # the endpoint used (DOCKER_HOST or the default socket)
+    server_version: Optional[str] = None
+    runtimes: tuple[str, ...] = ()
+    default_runtime: Optional[str] = None
+    cdi_spec_dirs: tuple[str, ...] = ()
+    cdi_nvidia_specs: tuple[str, ...] = ()  # spec files that declare nvidia.com/gpu
+    toolkit_binaries: tuple[str, ...] = ()  # nvidia-ctk, nvidia-container-cli, ... found on the host
+    toolkit_config: Optional[str] = None
+    os_type: Optional[str] = None
+    architecture: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TorchFacts:
+    """An installed torch, from its package metadata (cheap) and, when asked, from importing it."""
+
+    installed: bool = False
+    version: Optional[str] = None  # "2.5.1+cu121"
+    variant: Optional[str] = None  # "cu121" | "cpu" | "rocm6.2" | None (unknown)
+    cuda: Optional[str] = None  # "12.1" (torch.version.cuda)
+    location: Optional[str] = None
+    runtime_probed: bool = False
+    arch_list: tuple[str, ...] = ()  # ("sm_50", ..., "sm_90")
+    cudnn: Optional[str] = None
+    nccl: Optional[str] = None
+    cuda_available: Optional[bool] = None
+    device_count: Optional[int] = None
+    cuda_error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """Everything the probes learned about one host."""
+
+    driver: DriverFacts = field(default_factory=DriverFacts)
+    gpus: tuple[GpuFacts, ...] = ()
+    system: Optional[SystemFacts] = None
+    docker: Optional[DockerFacts] = None
+    torch: Optional[TorchFacts] = None
+    hostname: Optional[str] = None
+    probed_at: Optional[str] = None  # ISO 8601, UTC
+    cudadoctor_version: Optional[str] = None
+
+    @property
+    def nvml_ok(self) -> bool:
+        return self.driver.nvml_state == NVML_OK
+
+
+# --- JSON form -------------------------------------------------------------------------------
+
+
+def to_jsonable(value: Any) -> Any:
+    """A dataclass tree as plain JSON types (tuples become lists)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
+    """Rebuild a dataclass tree from JSON types, checking every field's type.
+
+    Raises SnapshotError naming the JSON path of the first bad value. Unknown keys are ignored
+    so that snapshots written by newer versions of the same schema still load.
+    """
+    origin = typing.get_origin(cls)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(cls)
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return from_jsonable(arg, data, path)
+            except SnapshotError as exc:
+                errors.append(exc)
+        raise errors[0] if errors else SnapshotError(f"{path}: unexpected null")
+    if origin is tuple:
+        args = typing.get_args(cls)
+        if not isinstance(data, list):
+            raise SnapshotError(f"{path}: expected a list, got {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_jsonable(args[0], item, f"{path}[{i}]") for i, item in enumerate(data))
+        if len(args) != len(data):
+            raise SnapshotError(f"{path}: expected {len(args)} items, got {len(data)}")
+        return tuple(from_jsonable(a, item, f"{path}[{i}]") for i, (a, item) in enumerate(zip(args, data)))
+    if dataclasses.is_dataclass(cls):
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name], f"{path}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise SnapshotError(f"{path}: missing required key {f.name!r}")
+        return cls(**kwargs)
+    if cls is bool:
+        if not isinstance(data, bool):
+            raise SnapshotError(f"{path}: expected true or false, got {data!r}")
+        return data
+    if cls is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise SnapshotError(f"{path}: expected an integer, got {data!r}")
+        return data
+    if cls is float:
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise SnapshotError(f"{path}: expected a number, got {data!r}")
+        return float(data)
+    if cls is str:
+        if not isinstance(data, str):
+            raise SnapshotError(f"{path}: expected a string, got {data!r}")
+        return data
+    if cls is Any:
+        return data
+    raise SnapshotError(f"{path}: cannot read a value of type {_type_name(cls)}")
+
+
+def snapshot_to_dict(facts: HostFacts) -> dict[str, Any]:
+    return {"schema": SNAPSHOT_SCHEMA, "kind": SNAPSHOT_KIND, "host": to_jsonable(facts)}
+
+
+def snapshot_from_dict(data: Any) -> HostFacts:
+    if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
+        raise SnapshotError("not a cudadoctor host snapshot (write one with `cudadoctor probe --output FILE`)")
+    schema = data.get("schema")
+    if schema != SNAPSHOT_SCHEMA:
+        raise SnapshotError(
+            f"snapshot schema {schema!r} is not supported (this cudadoctor reads schema {SNAPSHOT_SCHEMA})"
+        )
+    facts = from_jsonable(HostFacts, data.get("host"), "$.host")
+    if facts.driver.nvml_state not in NVML_STATES:
+        raise SnapshotError(
+            f"$.host.driver.nvml_state: {facts.driver.nvml_state!r} is not one of {', '.join(NVML_STATES)}"
+        )
+    return facts
+
+
+def load_snapshot(path: str) -> HostFacts:
+    """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise SnapshotError(f"snapshot {path}: no such file") from None
+    except IsADirectoryError:
+        raise SnapshotError(f"snapshot {path}: is a directory") from None
+    except PermissionError:
+        raise SnapshotError(f"snapshot {path}: permission denied") from None
+    except UnicodeDecodeError:
+        raise SnapshotError(f"snapshot {path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"snapshot {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except OSError as exc:
+        raise SnapshotError(f"snapshot {path}: {exc.strerror or exc}") from None
+    try:
+        return snapshot_from_dict(data)
+    except SnapshotError as exc:
+        raise SnapshotError(f"snapshot {path}: {exc}") from None
+    except RecursionError:
+        raise SnapshotError(f"snapshot {path}: nested too deeply") from None

@@ -1,0 +1,47 @@
+"""Findings: one verdict of one rule, with a stable code, and the verdict over all of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+OK = "ok"
+INFO = "info"
+WARN = "warn"
+FAIL = "fail"
+SEVERITIES = (OK, INFO, WARN, FAIL)
+_RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One checked fact. ``code`` is a public contract: scripts match on it; never rename one."""
+
+    code: str
+    severity: str  # ok | info | warn | fail
+    title: str
+    detail: str = ""
+    hint: str = ""
+    source: str = ""  # where the rule's facts come from (document and section), or the probe
+    subject: str = ""  # which check group: nvml, driver, gpu, image, docker, torch, environment
+    gpu_index: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}")
+
+
+def verdict(findings: Iterable[Finding]) -> str:
+    """``fail`` if any finding fails, else ``warn`` if any warns, else ``ok``."""
+    worst = 0
+    for finding in findings:
+        worst = max(worst, _RANK[finding.severity])
+    return (OK, WARN, FAIL)[worst]
+
+
+def exit_status(findings: Iterable[Finding], strict: bool = False) -> int:
+    """0 when nothing fails (warnings allowed), 1 when something fails, or warns under --strict."""
+    result = verdict(findings)
+    if result == FAIL or (strict and result == WARN):
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""Probes: the only code that reads the outside world. Each returns facts and never raises."""

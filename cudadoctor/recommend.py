@@ -1,0 +1,198 @@
+"""Pick the CUDA variant (and image tag) that fits this host, and say why the others lost.
+
+Policy: among the variants the image family offers for the release, keep those whose builds
+carry code for every GPU in scope and whose toolkit supports each GPU. Prefer the ones the driver
+supports fully (Table 3 minimum), then those that run under minor-version compatibility; within
+a tier the newest CUDA wins. Pure: facts and table in, a Recommendation out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .facts import HostFacts
+from .hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
+from .table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
+
+TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
+
+
+@dataclass(frozen=True)
+class Rejection:
+    variant: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The chosen variant, or none, with the reasons for every verdict."""
+
+    torch: str
+    family: str
+    variant: Optional[str]
+    cuda: Optional[str]
+    image: Optional[str]
+    support: Optional[str]  # full | minor-compat | unknown (driver not known)
+    why: str
+    wheel_index_url: Optional[str] = None
+    rejected: tuple[Rejection, ...] = ()
+    fixes: tuple[str, ...] = field(default_factory=tuple)  # what would make something fit, when nothing does
+
+    @property
+    def found(self) -> bool:
+        return self.variant is not None
+
+
+def _gpu_blockers(facts: HostFacts, table: CompatTable, variant: WheelVariant) -> list[str]:
+    """Why this variant cannot run on some GPU in scope (empty: it covers every GPU)."""
+    problems = []
+    toolkit = table.toolkit_architectures_for(variant.cuda)
+    for gpu in gpus_in_scope(facts):
+        cc = gpu_cc(gpu, table)
+        if cc is None:
+            continue  # unknown compute capability: judged by the gpu rules, not here
+        if toolkit is not None and not toolkit.supports(cc):
+            problems.append(
+                f"CUDA {variant.cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} "
+                f"(it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
+            )
+        elif variant.coverage(cc) is None:
+            problems.append(f"its wheels carry no code for {gpu_label(gpu)}, {cc.sm} (built for {variant.arch_summary()})")
+    return problems
+
+
+def _driver_reason(tier: str, support, variant: WheelVariant) -> str:
+    driver = support.driver or "this driver"
+    if tier == "too-old":
+        floor = support.compat_min or support.full_min
+        return f"needs driver >= {floor} (CUDA {variant.cuda.major_minor}); driver {driver} is older"
+    if tier == "minor-compat":
+        return f"runs only under minor-version compatibility (full support needs driver >= {support.full_min})"
+    return ""
+
+
+def recommend(
+    facts: HostFacts,
+    table: CompatTable,
+    release: Optional[PytorchRelease] = None,
+    family: Optional[ImageFamily] = None,
+    suggest_other_releases: bool = True,
+) -> Recommendation:
+    release = release or table.newest_release
+    family = family or table.image_families[0]
+    offered = family.variants_for(release)
+    candidates: list[tuple[int, WheelVariant, str]] = []
+    rejected: list[Rejection] = []
+    for name in offered:
+        variant = release.variant(name)
+        if variant is None:
+            continue
+        blockers = _gpu_blockers(facts, table, variant)
+        support = driver_support(facts, table, variant.cuda)
+        if blockers:
+            rejected.append(Rejection(name, "; ".join(blockers)))
+            continue
+        if support.tier == "too-old":
+            rejected.append(Rejection(name, _driver_reason("too-old", support, variant)))
+            continue
+        candidates.append((TIER_RANK[support.tier], variant, support.tier))
+    if not offered:
+        return Recommendation(
+            torch=release.version,
+            family=family.name,
+            variant=None,
+            cuda=None,
+            image=None,
+            support=None,
+            why=f"the {family.name} family offers no image for PyTorch {release.version}",
+            fixes=tuple(_other_releases(facts, table, family, release) if suggest_other_releases else ()),
+        )
+    if not candidates:
+        return Recommendation(
+            torch=release.version,
+            family=family.name,
+            variant=None,
+            cuda=None,
+            image=None,
+            support=None,
+            why=f"no CUDA variant of PyTorch {release.version} fits this host",
+            rejected=tuple(rejected),
+            fixes=tuple(_fixes(facts, table, family, release, suggest_other_releases)),
+        )
+    # Best tier first; within it the newest CUDA.
+    candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))
+    _, best, tier = candidates[0]
+    for _, variant, other_tier in candidates[1:]:
+        if other_tier != tier:
+            reason = _driver_reason(other_tier, driver_support(facts, table, variant.cuda), variant)
+        else:
+            reason = f"older CUDA than {best.name}"
+        rejected.append(Rejection(variant.name, reason))
+    rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
+    covers = " whose wheels carry code for every GPU here" if gpus_in_scope(facts) else ""
+    if tier == "full":
+        why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"
+    elif tier == "minor-compat":
+        why = (
+            f"no variant of PyTorch {release.version}{covers} is fully supported by this driver; "
+            f"{best.name} runs under CUDA minor-version compatibility"
+        )
+    else:
+        support = driver_support(facts, table, best.cuda)
+        why = (
+            f"the newest CUDA variant of PyTorch {release.version}{covers}; the driver is not known here: "
+            f"{best.name} needs >= {support.compat_min or support.full_min}"
+        )
+        if support.full_min and support.compat_min and support.full_min != support.compat_min:
+            why += f" (>= {support.full_min} for full CUDA {best.cuda.major_minor} support)"
+    return Recommendation(
+        torch=release.version,
+        family=family.name,
+        variant=best.name,
+        cuda=str(best.cuda.major_minor),
+        image=family.reference(release, best),
+        support=tier,
+        why=why,
+        wheel_index_url=table.wheel_index_url(best.name),
+        rejected=tuple(rejected),
+    )
+
+
+def _fixes(
+    facts: HostFacts, table: CompatTable, family: ImageFamily, release: PytorchRelease, other_releases: bool
+) -> list[str]:
+    """The smallest driver upgrade that would make a variant of this release fit, and other releases that fit now."""
+    fixes = []
+    upgrades = []
+    for name in family.variants_for(release):
+        variant = release.variant(name)
+        if variant is None or _gpu_blockers(facts, table, variant):
+            continue
+        support = driver_support(facts, table, variant.cuda)
+        if support.tier == "too-old":
+            floor = support.compat_min or support.full_min
+            if floor is not None:
+                upgrades.append((floor, variant, support))
+    if upgrades:
+        floor, variant, support = min(upgrades, key=lambda u: u[0])
+        text = f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}"
+        if support.full_min and support.full_min != floor:
+            text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
+        fixes.append(text)
+    if other_releases:
+        fixes.extend(_other_releases(facts, table, family, release))
+    return fixes
+
+
+def _other_releases(facts: HostFacts, table: CompatTable, family: ImageFamily, release: PytorchRelease) -> list[str]:
+    """The newest other release of this family that fits the host as it is."""
+    for other in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True):
+        if other.version == release.version:
+            continue
+        if not family.variants_for(other):
+            continue
+        result = recommend(facts, table, other, family, suggest_other_releases=False)
+        if result.found:
+            return [f"use PyTorch {other.version} ({result.image}), which fits this host"]
+    return []

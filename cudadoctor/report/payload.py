@@ -1,0 +1,89 @@
+"""The JSON documents the CLI prints (schema 1). Keys are a public contract: extend, never rename."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..doctor import CheckResult
+from ..facts import to_jsonable
+from ..findings import Finding
+from ..recommend import Recommendation
+from ..table import CompatTable
+
+JSON_SCHEMA = 1
+
+
+def finding_payload(finding: Finding) -> dict[str, Any]:
+    data = {
+        "code": finding.code,
+        "severity": finding.severity,
+        "title": finding.title,
+        "detail": finding.detail,
+        "hint": finding.hint,
+        "source": finding.source,
+        "subject": finding.subject,
+    }
+    if finding.gpu_index is not None:
+        data["gpu_index"] = finding.gpu_index
+    return data
+
+
+def recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
+    if not rec.found:
+        return None
+    return {
+        "image": rec.image,
+        "variant": rec.variant,
+        "torch": rec.torch,
+        "cuda": rec.cuda,
+        "family": rec.family,
+        "support": rec.support,
+        "wheel_index_url": rec.wheel_index_url,
+        "pip_command": pip_command(rec),
+        "why": rec.why,
+        "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
+    }
+
+
+def no_recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
+    if rec.found:
+        return None
+    return {
+        "torch": rec.torch,
+        "family": rec.family,
+        "why": rec.why,
+        "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
+        "fixes": list(rec.fixes),
+    }
+
+
+def pip_command(rec: Recommendation) -> Optional[str]:
+    if not rec.found or not rec.wheel_index_url:
+        return None
+    return f"pip install 'torch=={rec.torch}.*' --index-url {rec.wheel_index_url}"
+
+
+def table_payload(table: CompatTable) -> dict[str, Any]:
+    return {"path": table.path, "updated": table.updated, "schema": table.schema}
+
+
+def check_payload(result: CheckResult, table: CompatTable) -> dict[str, Any]:
+    return {
+        "schema": JSON_SCHEMA,
+        "verdict": result.verdict,
+        "host": to_jsonable(result.facts),
+        "target": to_jsonable(result.target) if result.target else None,
+        "findings": [finding_payload(f) for f in result.findings],
+        "recommendation": recommendation_payload(result.recommendation),
+        "no_recommendation": no_recommendation_payload(result.recommendation),
+        "table": table_payload(table),
+    }
+
+
+def recommend_payload(rec: Recommendation, table: CompatTable) -> dict[str, Any]:
+    return {
+        "schema": JSON_SCHEMA,
+        "recommendation": recommendation_payload(rec),
+        "no_recommendation": no_recommendation_payload(rec),
+        "table": table_payload(table),
+    }

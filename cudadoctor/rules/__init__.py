@@ -1,0 +1,32 @@
+"""Rules: pure functions ``(facts, table, target) -> list[Finding]``, one module per subject.
+
+``evaluate`` runs them in report order. A rule never raises on odd facts: unknown values
+produce no verdict (or an info finding), never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+from ..facts import HostFacts
+from ..findings import Finding
+from ..table import CompatTable
+from ..target import Target
+from . import driver, gpu, nvml
+
+Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
+
+# Report order: can NVML talk to a driver, which GPUs, does the driver fit the target, do the GPUs.
+RULES: tuple[Rule, ...] = (
+    nvml.check_nvml,
+    gpu.check_gpus_present,
+    driver.check_driver_for_target,
+    gpu.check_arch_for_target,
+)
+
+
+def evaluate(facts: HostFacts, table: CompatTable, target: Optional[Target], rules: Iterable[Rule] = RULES) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        findings.extend(rule(facts, table, target))
+    return findings

@@ -1,0 +1,678 @@
+"""The compatibility table: loading, validation and queries.
+
+``data/compat_table.json`` is the product; this module reads it once into frozen dataclasses,
+checks every consistency rule (and names the bad entry when one breaks), and answers the
+questions the rules and the recommender ask. Nothing here does I/O except :func:`load_table`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Iterable, Optional
+
+from .versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
+
+TABLE_SCHEMA = 1
+TABLE_ENV = "CUDADOCTOR_TABLE"
+
+_VARIANT_RE = re.compile(r"^cu(\d{2,3})$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_RELEASE_RE = re.compile(r"^\d+\.\d+$")
+_FULL_RELEASE_RE = re.compile(r"^\d+\.\d+\.\d+$")
+BRAND_CLASSES = ("data-center", "professional", "consumer", "embedded")
+
+
+class TableError(ValueError):
+    """The table breaks a rule; the message names the entry and the rule."""
+
+
+@dataclass(frozen=True)
+class Source:
+    key: str
+    document: str
+    section: str
+    url: str = ""
+
+    def cite(self) -> str:
+        return f"{self.document}, {self.section}" if self.section else self.document
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    """One row of NVIDIA's "CUDA Toolkit and Corresponding Driver Versions" table."""
+
+    version: CudaVersion
+    label: str
+    min_driver_linux: DriverVersion
+    min_driver_windows: Optional[DriverVersion]
+    source: str
+
+
+@dataclass(frozen=True)
+class MinorVersionCompat:
+    """The driver floor under which any toolkit of one CUDA major runs (minor-version compatibility)."""
+
+    cuda_major: int
+    min_driver_linux: DriverVersion
+    min_driver_windows: Optional[DriverVersion]
+    source: str
+
+
+@dataclass(frozen=True)
+class ToolkitArchitectures:
+    """The compute capabilities one CUDA toolkit release can compile for."""
+
+    cuda: CudaVersion
+    min_cc: ComputeCapability
+    max_cc: ComputeCapability
+    source: str
+
+    def supports(self, cc: ComputeCapability) -> bool:
+        return self.min_cc <= cc <= self.max_cc
+
+
+@dataclass(frozen=True)
+class ComputeCapabilityInfo:
+    cc: ComputeCapability
+    architecture: str
+    examples: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """A product name and the names NVML reports for it."""
+
+    name: str
+    aliases: tuple[str, ...]
+    cc: ComputeCapability
+    architecture: str
+    brand_class: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WheelVariant:
+    """One CUDA variant of one PyTorch release (cu121, ...), as its Linux x86_64 wheels were built."""
+
+    name: str
+    cuda: CudaVersion
+    arch_list: tuple[ComputeCapability, ...]  # machine code (SASS) is shipped for these
+    ptx: tuple[ComputeCapability, ...]  # PTX is shipped for these (JIT-compilable on newer GPUs)
+    cudnn: Optional[str]
+    source: str
+
+    def coverage(self, gpu: ComputeCapability) -> Optional[str]:
+        """``"sass"`` when the wheel carries machine code this GPU runs, ``"ptx"`` when only by JIT,
+        ``None`` when it carries nothing this GPU can run."""
+        if any(gpu.runs_sass_built_for(built) for built in self.arch_list):
+            return "sass"
+        if any(gpu.can_jit_ptx_built_for(built) for built in self.ptx):
+            return "ptx"
+        return None
+
+    def arch_summary(self) -> str:
+        parts = [cc.sm for cc in self.arch_list]
+        parts += [f"compute_{cc.major}{cc.minor} (PTX)" for cc in self.ptx]
+        return ", ".join(parts) if parts else "none"
+
+
+@dataclass(frozen=True)
+class PytorchRelease:
+    version: str  # "2.5"
+    full_version: str  # "2.5.1"
+    released: str
+    default_variant: Optional[str]  # the CUDA variant of the plain `torch` wheel on the public index
+    variants: tuple[WheelVariant, ...]
+    source: str
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.version.split("."))
+
+    def variant(self, name: str) -> Optional[WheelVariant]:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        return None
+
+
+@dataclass(frozen=True)
+class ImageFamily:
+    """A family of images with one tag per (PyTorch release, CUDA variant)."""
+
+    name: str
+    repository: str
+    tag_template: str  # placeholders: {torch} {torch_full} {variant} {cuda} {cudnn_major} {flavour}
+    offers: tuple[tuple[str, tuple[str, ...]], ...]  # (release, variants); empty: every variant of every release
+    source: str
+    description: str = ""
+
+    def variants_for(self, release: PytorchRelease) -> tuple[str, ...]:
+        if not self.offers:
+            return tuple(v.name for v in release.variants)
+        for version, variants in self.offers:
+            if version == release.version:
+                return variants
+        return ()
+
+    def reference(self, release: PytorchRelease, variant: WheelVariant) -> str:
+        cudnn_major = (variant.cudnn or "").split(".")[0]
+        tag = self.tag_template.format(
+            torch=release.version,
+            torch_full=release.full_version,
+            variant=variant.name,
+            cuda=str(variant.cuda.major_minor),
+            cudnn_major=cudnn_major,
+        )
+        return f"{self.repository}:{tag}"
+
+
+@dataclass(frozen=True)
+class CompatTable:
+    schema: int
+    updated: str
+    path: str
+    sources: tuple[Source, ...]
+    cuda_releases: tuple[CudaRelease, ...]
+    minor_version_compat: tuple[MinorVersionCompat, ...]
+    toolkit_architectures: tuple[ToolkitArchitectures, ...]
+    compute_capabilities: tuple[ComputeCapabilityInfo, ...]
+    gpus: tuple[GpuModel, ...]
+    pytorch_releases: tuple[PytorchRelease, ...]
+    image_families: tuple[ImageFamily, ...]
+    wheel_index_template: str
+    raw: Any = None  # the parsed JSON, for `table --json`
+
+    # --- sources ---------------------------------------------------------------------------
+
+    @cached_property
+    def _sources(self) -> dict[str, Source]:
+        return {s.key: s for s in self.sources}
+
+    def cite(self, key: str) -> str:
+        source = self._sources.get(key)
+        return source.cite() if source else key
+
+    # --- driver <-> CUDA -------------------------------------------------------------------
+
+    def min_driver_full(self, cuda: CudaVersion) -> Optional[CudaRelease]:
+        """The lowest driver that fully supports this CUDA minor (its GA row in Table 3)."""
+        rows = [r for r in self.cuda_releases if r.version.major_minor == cuda.major_minor]
+        return min(rows, key=lambda r: r.min_driver_linux) if rows else None
+
+    def minor_compat_floor(self, cuda_major: int) -> Optional[MinorVersionCompat]:
+        for row in self.minor_version_compat:
+            if row.cuda_major == cuda_major:
+                return row
+        return None
+
+    def cuda_supported_by_driver(self, driver: DriverVersion) -> Optional[CudaVersion]:
+        """The newest CUDA minor whose GA minimum driver this driver meets."""
+        best: Optional[CudaVersion] = None
+        for row in self.cuda_releases:
+            if row.min_driver_linux <= driver:
+                candidate = row.version.major_minor
+                if best is None or candidate > best:
+                    best = candidate
+        return best
+
+    def toolkit_architectures_for(self, cuda: CudaVersion) -> Optional[ToolkitArchitectures]:
+        for row in self.toolkit_architectures:
+            if row.cuda.major_minor == cuda.major_minor:
+                return row
+        return None
+
+    # --- compute capabilities and products --------------------------------------------------
+
+    def cc_info(self, cc: ComputeCapability) -> Optional[ComputeCapabilityInfo]:
+        for row in self.compute_capabilities:
+            if row.cc == cc:
+                return row
+        return None
+
+    @cached_property
+    def _gpu_names(self) -> dict[str, GpuModel]:
+        names: dict[str, GpuModel] = {}
+        for model in self.gpus:
+            for name in (model.name,) + model.aliases:
+                names.setdefault(normalise_gpu_name(name), model)
+        return names
+
+    def gpu_model(self, name: str) -> Optional[GpuModel]:
+        """Look a product up by the short name users type or the name NVML reports."""
+        key = normalise_gpu_name(name)
+        if key in self._gpu_names:
+            return self._gpu_names[key]
+        # NVML names carry memory sizes and form factors ("NVIDIA A100-SXM4-80GB"):
+        # fall back to the longest catalogue name that the reported name starts with.
+        best: Optional[GpuModel] = None
+        best_len = 0
+        for candidate, model in self._gpu_names.items():
+            if key.startswith(candidate + " ") and len(candidate) > best_len:
+                best, best_len = model, len(candidate)
+        return best
+
+    # --- PyTorch ----------------------------------------------------------------------------
+
+    def release(self, version: str) -> Optional[PytorchRelease]:
+        wanted = version.strip()
+        for release in self.pytorch_releases:
+            if release.version == wanted or release.full_version == wanted:
+                return release
+        return None
+
+    @property
+    def newest_release(self) -> PytorchRelease:
+        return max(self.pytorch_releases, key=lambda r: r.key)
+
+    def family(self, name: str) -> Optional[ImageFamily]:
+        for family in self.image_families:
+            if family.name == name or family.repository == name:
+                return family
+        return None
+
+    def wheel_index_url(self, variant: str) -> str:
+        return self.wheel_index_template.format(variant=variant)
+
+
+def normalise_gpu_name(name: str) -> str:
+    """Case, vendor prefixes and punctuation do not distinguish products."""
+    text = name.strip().lower().replace("_", " ").replace("-", " ")
+    text = re.sub(r"\s+", " ", text)
+    for prefix in ("nvidia ", "tesla ", "geforce ", "quadro "):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return text
+
+
+# --- loading and validation --------------------------------------------------------------------
+
+
+def default_table_path() -> str:
+    """The shipped table: inside the installed package, or at the top of a source checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (
+        os.path.join(here, "data", "compat_table.json"),
+        os.path.join(os.path.dirname(here), "data", "compat_table.json"),
+    ):
+        if os.path.isfile(candidate):
+            return candidate
+    return os.path.join(here, "data", "compat_table.json")
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise TableError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def load_table(path: Optional[str] = None) -> CompatTable:
+    """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
+    path = path or os.environ.get(TABLE_ENV) or default_table_path()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise TableError(f"table {path}: no such file") from None
+    except IsADirectoryError:
+        raise TableError(f"table {path}: is a directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TableError(f"table {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise TableError(f"table {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except TableError as exc:
+        raise TableError(f"table {path}: {exc}") from None
+    try:
+        return parse_table(data, path)
+    except TableError as exc:
+        raise TableError(f"table {path}: {exc}") from None
+
+
+class _Reader:
+    """Typed access to the JSON with error messages that name the entry."""
+
+    def __init__(self, sources: set[str]):
+        self.sources = sources
+
+    @staticmethod
+    def obj(value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise TableError(f"{where}: expected an object")
+        return value
+
+    @staticmethod
+    def array(value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise TableError(f"{where}: expected a list")
+        return value
+
+    @staticmethod
+    def text(entry: dict[str, Any], key: str, where: str, required: bool = True) -> Optional[str]:
+        value = entry.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise TableError(f"{where}: {key!r} must be a non-empty string")
+        return value
+
+    def source(self, entry: dict[str, Any], where: str) -> str:
+        key = entry.get("source")
+        if not isinstance(key, str) or not key:
+            raise TableError(f"{where}: missing source (every entry must name where its facts come from)")
+        if key not in self.sources:
+            raise TableError(f"{where}: source {key!r} is not defined under 'sources'")
+        return key
+
+    @staticmethod
+    def parse(parser: Any, value: Any, where: str, key: str) -> Any:
+        try:
+            return parser(value)
+        except (VersionError, TypeError) as exc:
+            raise TableError(f"{where}: {key}: {exc}") from None
+
+
+def _in_order(items: Iterable[Any], key: Any, where: str, what: str) -> None:
+    previous = None
+    for item in items:
+        current = key(item)
+        if previous is not None:
+            if current == previous:
+                raise TableError(f"{where}: duplicate {what} {item_label(item)}")
+            if current < previous:
+                raise TableError(f"{where}: {what} {item_label(item)} is out of order (keep them ascending)")
+        previous = current
+
+
+def item_label(item: Any) -> str:
+    for attr in ("label", "version", "name", "cuda_major", "cuda", "cc"):
+        if hasattr(item, attr):
+            return str(getattr(item, attr))
+    return repr(item)
+
+
+def parse_table(data: Any, path: str = "<table>") -> CompatTable:
+    """Validate parsed JSON and build the table; TableError names the first broken rule."""
+    top = _Reader.obj(data, "top level")
+    if top.get("schema") != TABLE_SCHEMA:
+        raise TableError(f"schema {top.get('schema')!r} is not supported (expected {TABLE_SCHEMA})")
+    updated = top.get("updated")
+    if not isinstance(updated, str) or not _DATE_RE.match(updated):
+        raise TableError("'updated' must be a date written YYYY-MM-DD")
+
+    sources: list[Source] = []
+    for key, entry in _Reader.obj(top.get("sources"), "sources").items():
+        entry = _Reader.obj(entry, f"sources[{key}]")
+        sources.append(
+            Source(
+                key=key,
+                document=_Reader.text(entry, "document", f"sources[{key}]") or "",
+                section=_Reader.text(entry, "section", f"sources[{key}]", required=False) or "",
+                url=_Reader.text(entry, "url", f"sources[{key}]", required=False) or "",
+            )
+        )
+    r = _Reader({s.key for s in sources})
+
+    cuda_releases = []
+    for i, entry in enumerate(_Reader.array(top.get("cuda_releases"), "cuda_releases")):
+        where = f"cuda_releases[{i}]"
+        entry = r.obj(entry, where)
+        version = r.parse(CudaVersion.parse, entry.get("version"), where, "version")
+        where = f"cuda_releases[{version}]"
+        windows = entry.get("min_driver_windows")
+        cuda_releases.append(
+            CudaRelease(
+                version=version,
+                label=r.text(entry, "label", where) or "",
+                min_driver_linux=r.parse(DriverVersion.parse, entry.get("min_driver_linux"), where, "min_driver_linux"),
+                min_driver_windows=None
+                if windows is None
+                else r.parse(DriverVersion.parse, windows, where, "min_driver_windows"),
+                source=r.source(entry, where),
+            )
+        )
+    if not cuda_releases:
+        raise TableError("cuda_releases: the table lists no CUDA release")
+    _in_order(cuda_releases, lambda row: row.version, "cuda_releases", "CUDA release")
+    for earlier, later in zip(cuda_releases, cuda_releases[1:]):
+        if later.min_driver_linux < earlier.min_driver_linux:
+            raise TableError(
+                f"cuda_releases[{later.version}]: minimum Linux driver {later.min_driver_linux} is lower than "
+                f"that of the older CUDA {earlier.version} ({earlier.min_driver_linux})"
+            )
+
+    minor = []
+    for i, entry in enumerate(_Reader.array(top.get("minor_version_compatibility"), "minor_version_compatibility")):
+        where = f"minor_version_compatibility[{i}]"
+        entry = r.obj(entry, where)
+        major = entry.get("cuda_major")
+        if not isinstance(major, int) or isinstance(major, bool):
+            raise TableError(f"{where}: 'cuda_major' must be an integer")
+        where = f"minor_version_compatibility[{major}]"
+        windows = entry.get("min_driver_windows")
+        minor.append(
+            MinorVersionCompat(
+                cuda_major=major,
+                min_driver_linux=r.parse(DriverVersion.parse, entry.get("min_driver_linux"), where, "min_driver_linux"),
+                min_driver_windows=None
+                if windows is None
+                else r.parse(DriverVersion.parse, windows, where, "min_driver_windows"),
+                source=r.source(entry, where),
+            )
+        )
+    _in_order(minor, lambda row: row.cuda_major, "minor_version_compatibility", "CUDA major")
+
+    ccs = []
+    for i, entry in enumerate(_Reader.array(top.get("compute_capabilities"), "compute_capabilities")):
+        where = f"compute_capabilities[{i}]"
+        entry = r.obj(entry, where)
+        cc = r.parse(ComputeCapability.parse, entry.get("cc"), where, "cc")
+        where = f"compute_capabilities[{cc}]"
+        examples = entry.get("examples", [])
+        if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
+            raise TableError(f"{where}: 'examples' must be a list of strings")
+        ccs.append(
+            ComputeCapabilityInfo(
+                cc=cc,
+                architecture=r.text(entry, "architecture", where) or "",
+                examples=tuple(examples),
+                source=r.source(entry, where),
+            )
+        )
+    _in_order(ccs, lambda row: row.cc, "compute_capabilities", "compute capability")
+    known_ccs = {row.cc for row in ccs}
+
+    def known_cc(value: Any, where: str, key: str) -> ComputeCapability:
+        cc = r.parse(ComputeCapability.parse, value, where, key)
+        if cc not in known_ccs:
+            raise TableError(f"{where}: {key}: unknown compute capability {cc} (not in compute_capabilities)")
+        return cc
+
+    toolkit = []
+    for i, entry in enumerate(_Reader.array(top.get("toolkit_architectures"), "toolkit_architectures")):
+        where = f"toolkit_architectures[{i}]"
+        entry = r.obj(entry, where)
+        cuda = r.parse(CudaVersion.parse, entry.get("cuda"), where, "cuda")
+        where = f"toolkit_architectures[{cuda}]"
+        low = known_cc(entry.get("min_cc"), where, "min_cc")
+        high = known_cc(entry.get("max_cc"), where, "max_cc")
+        if high < low:
+            raise TableError(f"{where}: max_cc {high} is below min_cc {low}")
+        toolkit.append(ToolkitArchitectures(cuda=cuda, min_cc=low, max_cc=high, source=r.source(entry, where)))
+    _in_order(toolkit, lambda row: row.cuda, "toolkit_architectures", "CUDA release")
+
+    gpus = []
+    seen_names: dict[str, str] = {}
+    for i, entry in enumerate(_Reader.array(top.get("gpus"), "gpus")):
+        where = f"gpus[{i}]"
+        entry = r.obj(entry, where)
+        name = r.text(entry, "name", where) or ""
+        where = f"gpus[{name}]"
+        aliases = entry.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+            raise TableError(f"{where}: 'aliases' must be a list of non-empty strings")
+        brand_class = r.text(entry, "brand_class", where) or ""
+        if brand_class not in BRAND_CLASSES:
+            raise TableError(f"{where}: brand_class {brand_class!r} is not one of {', '.join(BRAND_CLASSES)}")
+        cc = known_cc(entry.get("cc"), where, "cc")
+        for alias in [name] + aliases:
+            key = normalise_gpu_name(alias)
+            if key in seen_names and seen_names[key] != name:
+                raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
+            seen_names[key] = name
+        info = next(row for row in ccs if row.cc == cc)
+        gpus.append(
+            GpuModel(
+                name=name,
+                aliases=tuple(aliases),
+                cc=cc,
+                architecture=entry.get("architecture") or info.architecture,
+                brand_class=brand_class,
+                source=r.source(entry, where),
+            )
+        )
+
+    def has_driver_row(cuda: CudaVersion) -> bool:
+        return any(row.version.major_minor == cuda.major_minor for row in cuda_releases)
+
+    releases = []
+    for i, entry in enumerate(_Reader.array(top.get("pytorch_releases"), "pytorch_releases")):
+        where = f"pytorch_releases[{i}]"
+        entry = r.obj(entry, where)
+        version = r.text(entry, "version", where) or ""
+        if not _RELEASE_RE.match(version):
+            raise TableError(f"{where}: version {version!r} must be MAJOR.MINOR, such as 2.5")
+        where = f"pytorch_releases[{version}]"
+        full = r.text(entry, "full_version", where) or ""
+        if not _FULL_RELEASE_RE.match(full) or not full.startswith(version + "."):
+            raise TableError(f"{where}: full_version {full!r} must be {version}.PATCH")
+        released = r.text(entry, "released", where) or ""
+        if not _DATE_RE.match(released):
+            raise TableError(f"{where}: released {released!r} must be a date written YYYY-MM-DD")
+        variants = []
+        for j, ventry in enumerate(r.array(entry.get("variants"), f"{where}.variants")):
+            vwhere = f"{where}.variants[{j}]"
+            ventry = r.obj(ventry, vwhere)
+            name = r.text(ventry, "name", vwhere) or ""
+            match = _VARIANT_RE.match(name)
+            if not match:
+                raise TableError(f"{vwhere}: variant name {name!r} must look like cu121")
+            vwhere = f"{where}.variants[{name}]"
+            cuda = r.parse(CudaVersion.parse, ventry.get("cuda"), vwhere, "cuda")
+            if f"cu{cuda.major}{cuda.minor}" != name:
+                raise TableError(f"{vwhere}: cuda {cuda} does not match the variant name {name}")
+            if not has_driver_row(cuda):
+                raise TableError(f"{vwhere}: CUDA {cuda.major_minor} has no row in cuda_releases")
+            arch = tuple(known_cc(v, vwhere, "arch_list") for v in r.array(ventry.get("arch_list"), f"{vwhere}.arch_list"))
+            if not arch:
+                raise TableError(f"{vwhere}: arch_list is empty")
+            if list(arch) != sorted(set(arch)):
+                raise TableError(f"{vwhere}: arch_list must be ascending without duplicates")
+            ptx = tuple(known_cc(v, vwhere, "ptx") for v in r.array(ventry.get("ptx", []), f"{vwhere}.ptx"))
+            cudnn = ventry.get("cudnn")
+            if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*$", cudnn)):
+                raise TableError(f"{vwhere}: cudnn {cudnn!r} must be a dotted version")
+            variants.append(
+                WheelVariant(name=name, cuda=cuda, arch_list=arch, ptx=ptx, cudnn=cudnn, source=r.source(ventry, vwhere))
+            )
+        if not variants:
+            raise TableError(f"{where}: lists no CUDA variant")
+        _in_order(variants, lambda v: v.cuda, f"{where}.variants", "variant")
+        default = entry.get("default_variant")
+        if default is not None and default not in {v.name for v in variants}:
+            raise TableError(f"{where}: default_variant {default!r} is not one of its variants")
+        releases.append(
+            PytorchRelease(
+                version=version,
+                full_version=full,
+                released=released,
+                default_variant=default,
+                variants=tuple(variants),
+                source=r.source(entry, where),
+            )
+        )
+    if not releases:
+        raise TableError("pytorch_releases: the table lists no PyTorch release")
+    _in_order(releases, lambda rel: rel.key, "pytorch_releases", "release")
+
+    families = []
+    release_versions = {rel.version: rel for rel in releases}
+    for i, entry in enumerate(_Reader.array(top.get("image_families"), "image_families")):
+        where = f"image_families[{i}]"
+        entry = r.obj(entry, where)
+        families.append(parse_family(entry, where, release_versions, r.source(entry, where)))
+    names = [f.name for f in families]
+    if len(set(names)) != len(names):
+        raise TableError("image_families: duplicate family name")
+
+    wheel = r.obj(top.get("wheel_index"), "wheel_index")
+    template = r.text(wheel, "url_template", "wheel_index") or ""
+    if "{variant}" not in template:
+        raise TableError("wheel_index: url_template must contain {variant}")
+    r.source(wheel, "wheel_index")
+
+    return CompatTable(
+        schema=TABLE_SCHEMA,
+        updated=updated,
+        path=path,
+        sources=tuple(sources),
+        cuda_releases=tuple(cuda_releases),
+        minor_version_compat=tuple(minor),
+        toolkit_architectures=tuple(toolkit),
+        compute_capabilities=tuple(ccs),
+        gpus=tuple(gpus),
+        pytorch_releases=tuple(releases),
+        image_families=tuple(families),
+        wheel_index_template=template,
+        raw=data,
+    )
+
+
+_TEMPLATE_FIELDS = {"torch", "torch_full", "variant", "cuda", "cudnn_major"}
+
+
+def parse_family(
+    entry: dict[str, Any], where: str, releases: dict[str, PytorchRelease], source: str
+) -> ImageFamily:
+    """One image family (from the table or a user's families file), checked against the releases."""
+    name = _Reader.text(entry, "name", where) or ""
+    where = f"image_families[{name}]" if where.startswith("image_families") else f"{where}[{name}]"
+    repository = _Reader.text(entry, "repository", where) or ""
+    template = _Reader.text(entry, "tag_template", where) or ""
+    for field_name in re.findall(r"{([^{}]*)}", template):
+        if field_name not in _TEMPLATE_FIELDS:
+            raise TableError(
+                f"{where}: tag_template uses {{{field_name}}}; allowed: "
+                + ", ".join("{" + f + "}" for f in sorted(_TEMPLATE_FIELDS))
+            )
+    offers_raw = entry.get("offers", {})
+    if not isinstance(offers_raw, dict):
+        raise TableError(f"{where}: 'offers' must map a PyTorch release to its list of variants")
+    offers = []
+    for version, variants in offers_raw.items():
+        release = releases.get(version)
+        if release is None:
+            raise TableError(f"{where}: offers PyTorch {version}, which the table does not list")
+        if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+            raise TableError(f"{where}: offers[{version}] must be a list of variant names")
+        for variant in variants:
+            if release.variant(variant) is None:
+                raise TableError(f"{where}: offers {variant} for PyTorch {version}, which that release does not ship")
+        offers.append((version, tuple(variants)))
+    return ImageFamily(
+        name=name,
+        repository=repository,
+        tag_template=template,
+        offers=tuple(offers),
+        source=source,
+        description=str(entry.get("description", "")),
+    )

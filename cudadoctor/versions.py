@@ -1,0 +1,182 @@
+"""Small, exact version types: NVIDIA driver versions, CUDA versions, compute capabilities.
+
+Each parser raises :class:`VersionError` (a ``ValueError``) with a message that names the bad
+value and what is accepted, so the CLI can turn it into a one-line usage error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "VersionError",
+    "DriverVersion",
+    "CudaVersion",
+    "ComputeCapability",
+    "compare_dotted",
+]
+
+
+class VersionError(ValueError):
+    """A version string that cannot be parsed."""
+
+
+_DRIVER_RE = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,2}$")
+_CUDA_RE = re.compile(r"^\d{1,3}(?:\.\d{1,4}){0,2}$")
+_CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<packed>\d{2,3})[af]?)$")
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def compare_dotted(left: tuple[int, ...], right: tuple[int, ...]) -> int:
+    """Compare dotted numeric versions component by component; missing components count as 0."""
+    width = max(len(left), len(right))
+    a = left + (0,) * (width - len(left))
+    b = right + (0,) * (width - len(right))
+    return (a > b) - (a < b)
+
+
+class _Dotted:
+    """Ordering and hashing shared by the dotted version types (trailing zeros do not matter)."""
+
+    numbers: tuple[int, ...]
+
+    def _key(self) -> tuple[int, ...]:
+        nums = list(self.numbers)
+        while len(nums) > 1 and nums[-1] == 0:
+            nums.pop()
+        return tuple(nums)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return compare_dotted(self.numbers, other.numbers) < 0  # type: ignore[attr-defined]
+
+    def __le__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return compare_dotted(self.numbers, other.numbers) <= 0  # type: ignore[attr-defined]
+
+    def __gt__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return compare_dotted(self.numbers, other.numbers) > 0  # type: ignore[attr-defined]
+
+    def __ge__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return compare_dotted(self.numbers, other.numbers) >= 0  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, eq=False, order=False)
+class DriverVersion(_Dotted):
+    """An NVIDIA driver version such as ``535.104.05``; the raw text is kept for display."""
+
+    raw: str
+    numbers: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "DriverVersion":
+        value = str(text).strip()
+        if not _DRIVER_RE.match(value):
+            raise VersionError(
+                f"invalid driver version {text!r}: expected numbers separated by dots, "
+                "such as 535.104.05, 570.26 or 550"
+            )
+        return cls(value, _numbers(value))
+
+    @property
+    def branch(self) -> int:
+        """The driver branch (R535, R550, ...): the first component."""
+        return self.numbers[0]
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+@dataclass(frozen=True, eq=False, order=False)
+class CudaVersion(_Dotted):
+    """A CUDA version such as ``12.4`` or ``12.4.1``."""
+
+    numbers: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "CudaVersion":
+        value = str(text).strip()
+        if not _CUDA_RE.match(value):
+            raise VersionError(
+                f"invalid CUDA version {text!r}: expected MAJOR.MINOR[.PATCH], such as 12.4 or 12.4.1"
+            )
+        numbers = _numbers(value)
+        if len(numbers) == 1:
+            numbers = numbers + (0,)
+        return cls(numbers)
+
+    @classmethod
+    def from_nvml(cls, value: int) -> "CudaVersion":
+        """NVML and cuDriverGetVersion encode CUDA 12.4 as 12040 (1000*major + 10*minor)."""
+        if value <= 0:
+            raise VersionError(f"invalid CUDA driver version number {value!r}")
+        return cls((value // 1000, (value % 1000) // 10))
+
+    @property
+    def major(self) -> int:
+        return self.numbers[0]
+
+    @property
+    def minor(self) -> int:
+        return self.numbers[1] if len(self.numbers) > 1 else 0
+
+    @property
+    def major_minor(self) -> "CudaVersion":
+        return CudaVersion((self.major, self.minor))
+
+    def __str__(self) -> str:
+        return ".".join(str(n) for n in self.numbers)
+
+
+@dataclass(frozen=True, order=True)
+class ComputeCapability:
+    """A compute capability such as 8.6 (sm_86)."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> "ComputeCapability":
+        value = str(text).strip().lower()
+        match = _CC_RE.match(value)
+        if not match:
+            raise VersionError(
+                f"invalid compute capability {text!r}: expected MAJOR.MINOR such as 8.6, or sm_86"
+            )
+        if match.group("dot") is not None:
+            return cls(int(match.group("dot")), int(match.group("minor")))
+        packed = match.group("packed")
+        return cls(int(packed[:-1]), int(packed[-1]))
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+    def runs_sass_built_for(self, built: "ComputeCapability") -> bool:
+        """Machine code (SASS) for sm_X.Y runs on sm_X.Z when Z >= Y: same major, not lower minor."""
+        return self.major == built.major and self.minor >= built.minor
+
+    def can_jit_ptx_built_for(self, built: "ComputeCapability") -> bool:
+        """PTX for compute_X.Y can be JIT-compiled by the driver for any GPU of X.Y or newer."""
+        return self >= built
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"

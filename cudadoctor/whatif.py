@@ -1,0 +1,62 @@
+"""What-if flags: --driver VERSION and --gpu SPEC replace what NVML would have said."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+from .facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
+from .table import CompatTable
+from .versions import ComputeCapability, DriverVersion, VersionError
+
+
+class WhatIfError(ValueError):
+    """A --driver or --gpu value we cannot use; the message names it and what is accepted."""
+
+
+def parse_driver(text: str, table: CompatTable) -> DriverFacts:
+    try:
+        driver = DriverVersion.parse(text)
+    except VersionError as exc:
+        raise WhatIfError(f"--driver: {exc}") from None
+    cuda = table.cuda_supported_by_driver(driver)
+    return DriverFacts(
+        nvml_state=NVML_OK,
+        driver_version=driver.raw,
+        cuda_driver_version=str(cuda) if cuda else None,
+        source="what-if",
+    )
+
+
+def parse_gpu(spec: str, index: int, table: CompatTable) -> GpuFacts:
+    text = spec.strip()
+    if not text or len(text) > 100:
+        raise WhatIfError(f"--gpu: {spec[:40]!r} is not a GPU: give a compute capability such as 8.6 or a product name such as A100")
+    model = table.gpu_model(text)
+    if model is not None:
+        return GpuFacts(index=index, name=model.name, compute_capability=str(model.cc), source="what-if")
+    try:
+        cc = ComputeCapability.parse(text)
+    except VersionError:
+        raise WhatIfError(
+            f"--gpu: unknown GPU {text!r}: give a compute capability such as 8.6, or a product the table "
+            "knows such as A100, H100 or RTX 4090 (list them with `cudadoctor table --gpus`)"
+        ) from None
+    if table.cc_info(cc) is None:
+        known = ", ".join(str(c.cc) for c in table.compute_capabilities)
+        raise WhatIfError(f"--gpu: compute capability {cc} is not one the table knows ({known})")
+    return GpuFacts(index=index, name=f"compute capability {cc}", compute_capability=str(cc), source="what-if")
+
+
+def apply_what_if(
+    facts: HostFacts, table: CompatTable, driver: Optional[str], gpus: Sequence[str]
+) -> HostFacts:
+    """Replace the driver and/or GPU facts with the ones the user gave."""
+    changes = {}
+    if driver:
+        changes["driver"] = parse_driver(driver, table)
+    if gpus:
+        changes["gpus"] = tuple(parse_gpu(spec, i, table) for i, spec in enumerate(gpus))
+    elif driver and facts.driver.source != "what-if" and not facts.nvml_ok:
+        changes["gpus"] = ()
+    return dataclasses.replace(facts, **changes) if changes else facts

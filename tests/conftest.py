@@ -1,0 +1,69 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ helpers, whatever the import mode
+
+import nvml_stub  # noqa: E402
+
+
+# ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------
+
+
+class FakeNvmlBuilds:
+    """Builds of the stub, compiled once per session (and once per set of omitted symbols)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._built: dict[tuple[str, ...], Path] = {}
+
+    def library_dir(self, omit: tuple[str, ...] = ()) -> Path:
+        key = tuple(sorted(set(omit)))
+        if key not in self._built:
+            name = "default" if not key else "omit-" + "-".join(key)
+            self._built[key] = nvml_stub.build_fake_nvml(self.root / name, omit=key)
+        return self._built[key]
+
+
+@pytest.fixture(scope="session")
+def fake_nvml_builds(tmp_path_factory: pytest.TempPathFactory) -> FakeNvmlBuilds:
+    if nvml_stub.gcc_path() is None:
+        pytest.skip("gcc not found: cannot build the stand-in libnvidia-ml.so.1")
+    builds = FakeNvmlBuilds(tmp_path_factory.mktemp("fake_nvml"))
+    builds.library_dir()  # fail early, and once, if the stub does not compile
+    return builds
+
+
+@pytest.fixture(scope="session")
+def fake_nvml_lib(fake_nvml_builds: FakeNvmlBuilds) -> Path:
+    """The directory holding the default build of libnvidia-ml.so.1."""
+    return fake_nvml_builds.library_dir()
+
+
+@pytest.fixture
+def fake_nvml_env(fake_nvml_builds: FakeNvmlBuilds, tmp_path: Path):
+    """``make(config, omit=()) -> dict``: the variables (LD_LIBRARY_PATH, FAKE_NVML_CONFIG) to add
+    to a subprocess's environment so it sees the host ``config`` describes (text or a mapping of
+    key=value lines). ``omit`` leaves NVML symbols out of the library (FUNCTION_NOT_FOUND)."""
+    counter = iter(range(1_000_000))
+
+    def make(config: nvml_stub.Config = "", omit: tuple[str, ...] = ()) -> dict[str, str]:
+        path = nvml_stub.write_config(tmp_path / f"fake_nvml_{next(counter)}.conf", config)
+        return nvml_stub.nvml_env(fake_nvml_builds.library_dir(tuple(omit)), path)
+
+    return make
+
+
+@pytest.fixture
+def nvml_missing_env(tmp_path: Path) -> dict[str, str]:
+    """Variables for a subprocess in which no libnvidia-ml.so.1 can be loaded."""
+    if nvml_stub.system_nvml_visible():
+        pytest.skip("a real libnvidia-ml.so.1 is installed here; an empty LD_LIBRARY_PATH cannot hide it")
+    empty = tmp_path / "no_nvml"
+    empty.mkdir()
+    return {"LD_LIBRARY_PATH": str(empty)}
