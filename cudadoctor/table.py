@@ -173,6 +173,28 @@ class ImageFamily:
 
 
 @dataclass(frozen=True)
+class ForwardCompat:
+    """CUDA forward compatibility: newer CUDA on an older driver branch via the cuda-compat package."""
+
+    package_template: str  # "cuda-compat-{major}-{minor}"
+    brand_classes: tuple[str, ...]  # the GPU classes it is supported on
+    note: str
+    source: str
+
+    def package_for(self, cuda: CudaVersion) -> str:
+        return self.package_template.format(major=cuda.major, minor=cuda.minor)
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A GPU capability and the lowest compute capability that has it."""
+
+    name: str
+    min_cc: ComputeCapability
+    source: str
+
+
+@dataclass(frozen=True)
 class CompatTable:
     schema: int
     updated: str
@@ -186,6 +208,8 @@ class CompatTable:
     pytorch_releases: tuple[PytorchRelease, ...]
     image_families: tuple[ImageFamily, ...]
     wheel_index_template: str
+    forward_compat: Optional[ForwardCompat] = None
+    features: tuple[Feature, ...] = ()
     raw: Any = None  # the parsed JSON, for `table --json`
 
     # --- sources ---------------------------------------------------------------------------
@@ -620,6 +644,30 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         raise TableError("wheel_index: url_template must contain {variant}")
     r.source(wheel, "wheel_index")
 
+    forward = None
+    if top.get("forward_compatibility") is not None:
+        fc = r.obj(top.get("forward_compatibility"), "forward_compatibility")
+        classes = fc.get("brand_classes")
+        if not isinstance(classes, list) or not all(c in BRAND_CLASSES for c in classes):
+            raise TableError(f"forward_compatibility: brand_classes must be a list drawn from {', '.join(BRAND_CLASSES)}")
+        package = r.text(fc, "package_template", "forward_compatibility") or ""
+        if "{major}" not in package or "{minor}" not in package:
+            raise TableError("forward_compatibility: package_template must contain {major} and {minor}")
+        forward = ForwardCompat(
+            package_template=package,
+            brand_classes=tuple(classes),
+            note=r.text(fc, "note", "forward_compatibility") or "",
+            source=r.source(fc, "forward_compatibility"),
+        )
+
+    features = []
+    for i, entry in enumerate(r.array(top.get("features", []), "features")):
+        where = f"features[{i}]"
+        entry = r.obj(entry, where)
+        name = r.text(entry, "name", where) or ""
+        where = f"features[{name}]"
+        features.append(Feature(name=name, min_cc=known_cc(entry.get("min_cc"), where, "min_cc"), source=r.source(entry, where)))
+
     return CompatTable(
         schema=TABLE_SCHEMA,
         updated=updated,
@@ -633,6 +681,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         pytorch_releases=tuple(releases),
         image_families=tuple(families),
         wheel_index_template=template,
+        forward_compat=forward,
+        features=tuple(features),
         raw=data,
     )
 
