@@ -15,7 +15,8 @@ from ..table import CompatTable
 def _table(title: str, *columns: str) -> Table:
     grid = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
     for column in columns:
-        grid.add_column(column, overflow="fold", no_wrap=len(column) < 12)
+        # Versions must never be cut: short columns keep their width, long text folds.
+        grid.add_column(column, overflow="fold", min_width=min(len(column), 11))
     return grid
 
 
@@ -23,14 +24,14 @@ def render_overview(console: Console, table: CompatTable) -> None:
     drivers = _table(
         "CUDA toolkit and driver (NVIDIA Table 3: the driver packaged with each release)",
         "CUDA",
-        "release",
+        "row",
         "Linux >=",
         "Windows >=",
     )
     for row in table.cuda_releases:
         drivers.add_row(
             str(row.version),
-            escape(row.label),
+            row.kind or "",
             str(row.min_driver_linux),
             str(row.min_driver_windows) if row.min_driver_windows else "n/a",
         )
