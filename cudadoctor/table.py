@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import string
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Optional
@@ -50,6 +51,8 @@ class CudaRelease:
     min_driver_linux: DriverVersion
     min_driver_windows: Optional[DriverVersion]
     source: str
+    kind: str = ""  # "GA" | "update" | "RC", as NVIDIA labels the row
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class MinorVersionCompat:
     min_driver_linux: DriverVersion
     min_driver_windows: Optional[DriverVersion]
     source: str
+    max_driver_exclusive: Optional[DriverVersion] = None  # Table 2's "Max" column: drivers from here on are the next major's
+    nvidia_text: str = ""  # the floor as NVIDIA words it (Table 2 prints branches, e.g. ">= 525")
+    gives_up: tuple[str, ...] = ()  # what an application loses when it runs in this mode
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class ToolkitArchitectures:
     min_cc: ComputeCapability
     max_cc: ComputeCapability
     source: str
+    note: str = ""
 
     def supports(self, cc: ComputeCapability) -> bool:
         return self.min_cc <= cc <= self.max_cc
@@ -81,6 +88,7 @@ class ComputeCapabilityInfo:
     architecture: str
     examples: tuple[str, ...]
     source: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,8 @@ class GpuModel:
     architecture: str
     brand_class: str
     source: str
+    unverified_aliases: tuple[str, ...] = ()  # NVML names not yet seen in a source; still matched
+    alias_sources: tuple[str, ...] = ()  # where the exact NVML names in `aliases` were seen
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,8 @@ class WheelVariant:
     ptx: tuple[ComputeCapability, ...]  # PTX is shipped for these (JIT-compilable on newer GPUs)
     cudnn: Optional[str]
     source: str
+    evidence: str = ""  # how the arch list is known: "binary" | "build-script" | "third-party"
+    note: str = ""
 
     def coverage(self, gpu: ComputeCapability) -> Optional[str]:
         """``"sass"`` when the wheel carries machine code this GPU runs, ``"ptx"`` when only by JIT,
@@ -125,10 +137,11 @@ class WheelVariant:
 class PytorchRelease:
     version: str  # "2.5"
     full_version: str  # "2.5.1"
-    released: str
+    released: Optional[str]  # date of full_version; None where no source gives it
     default_variant: Optional[str]  # the CUDA variant of the plain `torch` wheel on the public index
     variants: tuple[WheelVariant, ...]
     source: str
+    note: str = ""
 
     @property
     def key(self) -> tuple[int, ...]:
@@ -171,6 +184,31 @@ class ImageFamily:
         )
         return f"{self.repository}:{tag}"
 
+    @cached_property
+    def _tag_pattern(self) -> "re.Pattern[str]":
+        pattern = ""
+        for literal, field_name, _, _ in string.Formatter().parse(self.tag_template):
+            pattern += re.escape(literal)
+            if field_name:
+                group = _TEMPLATE_GROUPS[field_name]
+                # a placeholder used twice must match the same text both times
+                pattern += f"(?P={field_name})" if f"(?P<{field_name}>" in pattern else f"(?P<{field_name}>{group})"
+        return re.compile(pattern + r"\Z")
+
+    def match_tag(self, tag: str) -> Optional[dict[str, str]]:
+        """The placeholder values a tag of this family was made from, or None when it is not one of its tags."""
+        found = self._tag_pattern.match(tag)
+        return found.groupdict() if found else None
+
+
+@dataclass(frozen=True)
+class ForwardCompatBranch:
+    """One driver-branch column of NVIDIA's forward-compatibility matrix."""
+
+    branch: int  # 535, 570, ...
+    cuda: CudaVersion  # the CUDA release the branch was paired with
+    compat_packages: tuple[CudaVersion, ...]  # cuda-compat-X-Y packages supported on it ("C" in the matrix)
+
 
 @dataclass(frozen=True)
 class ForwardCompat:
@@ -180,9 +218,25 @@ class ForwardCompat:
     brand_classes: tuple[str, ...]  # the GPU classes it is supported on
     note: str
     source: str
+    select_brand_classes: tuple[str, ...] = ()  # classes where only some SKUs qualify (NGC Server Ready RTX)
+    branches: tuple[ForwardCompatBranch, ...] = ()
 
     def package_for(self, cuda: CudaVersion) -> str:
         return self.package_template.format(major=cuda.major, minor=cuda.minor)
+
+    def branch(self, number: int) -> Optional[ForwardCompatBranch]:
+        for row in self.branches:
+            if row.branch == number:
+                return row
+        return None
+
+    def supported_on(self, driver_branch: int, cuda: CudaVersion) -> Optional[bool]:
+        """Whether cuda-compat for this CUDA minor is supported on a driver branch: None when the branch is
+        not in NVIDIA's matrix at all (end of life or a New Feature Branch: not a target)."""
+        row = self.branch(driver_branch)
+        if row is None:
+            return None
+        return cuda.major_minor in row.compat_packages
 
 
 @dataclass(frozen=True)
@@ -224,10 +278,15 @@ class CompatTable:
 
     # --- driver <-> CUDA -------------------------------------------------------------------
 
+    def rows_for(self, cuda: CudaVersion) -> tuple[CudaRelease, ...]:
+        """Every Table 3 row (GA, updates and release candidates) of one CUDA minor."""
+        return tuple(r for r in self.cuda_releases if r.version.major_minor == cuda.major_minor)
+
     def min_driver_full(self, cuda: CudaVersion) -> Optional[CudaRelease]:
-        """The lowest driver that fully supports this CUDA minor (its GA row in Table 3)."""
-        rows = [r for r in self.cuda_releases if r.version.major_minor == cuda.major_minor]
-        return min(rows, key=lambda r: r.min_driver_linux) if rows else None
+        """The lowest driver that fully supports this CUDA minor (its GA row in Table 3; release candidates don't count)."""
+        rows = self.rows_for(cuda)
+        final = [r for r in rows if r.kind != "RC"] or list(rows)
+        return min(final, key=lambda r: r.min_driver_linux) if final else None
 
     def minor_compat_floor(self, cuda_major: int) -> Optional[MinorVersionCompat]:
         for row in self.minor_version_compat:
@@ -239,7 +298,7 @@ class CompatTable:
         """The newest CUDA minor whose GA minimum driver this driver meets."""
         best: Optional[CudaVersion] = None
         for row in self.cuda_releases:
-            if row.min_driver_linux <= driver:
+            if row.kind != "RC" and row.min_driver_linux <= driver:
                 candidate = row.version.major_minor
                 if best is None or candidate > best:
                     best = candidate
@@ -263,7 +322,7 @@ class CompatTable:
     def _gpu_names(self) -> dict[str, GpuModel]:
         names: dict[str, GpuModel] = {}
         for model in self.gpus:
-            for name in (model.name,) + model.aliases:
+            for name in (model.name,) + model.aliases + model.unverified_aliases:
                 names.setdefault(normalise_gpu_name(name), model)
         return names
 
@@ -296,12 +355,63 @@ class CompatTable:
 
     def family(self, name: str) -> Optional[ImageFamily]:
         for family in self.image_families:
-            if family.name == name or family.repository == name:
+            if family.name == name:
                 return family
+        for family in self.image_families:
+            if family.repository == name:
+                return family
+        return None
+
+    def parse_family_reference(
+        self, ref: str
+    ) -> Optional[tuple[ImageFamily, PytorchRelease, WheelVariant]]:
+        """Map an image reference ("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime") to the family, PyTorch
+        release and CUDA variant it stands for; None when no family of the table makes that tag. Any patch
+        release of a PyTorch minor counts as that release; a digest suffix is ignored."""
+        text = ref.strip().split("@", 1)[0]
+        for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
+            if text.startswith(prefix):
+                text = text[len(prefix):]
+        repository, sep, tag = text.rpartition(":")
+        if not sep or "/" in tag:
+            return None
+        if repository.startswith("library/"):
+            repository = repository[len("library/"):]
+        for family in self.image_families:
+            if family.repository != repository:
+                continue
+            values = family.match_tag(tag)
+            if values is None:
+                continue
+            found = _resolve_tag_values(self, family, values)
+            if found is not None:
+                return (family,) + found
         return None
 
     def wheel_index_url(self, variant: str) -> str:
         return self.wheel_index_template.format(variant=variant)
+
+
+def _resolve_tag_values(
+    table: CompatTable, family: ImageFamily, values: dict[str, str]
+) -> Optional[tuple[PytorchRelease, WheelVariant]]:
+    """The (release, variant) that a tag's placeholder values name, if the family offers it."""
+    version = values.get("torch") or ".".join((values.get("torch_full") or "").split(".")[:2])
+    release = table.release(version) if version else None
+    if release is None:
+        return None
+    candidates = [release.variant(name) for name in family.variants_for(release)]
+    for variant in candidates:
+        if variant is None:
+            continue
+        if "variant" in values and values["variant"] != variant.name:
+            continue
+        if "cuda" in values and values["cuda"] != str(variant.cuda.major_minor):
+            continue
+        if "cudnn_major" in values and values["cudnn_major"] != (variant.cudnn or "").split(".")[0]:
+            continue
+        return release, variant
+    return None
 
 
 def normalise_gpu_name(name: str) -> str:
@@ -333,9 +443,18 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise TableError(f"duplicate key {key!r}")
+            raise TableError(f"duplicate key {key!r}{_object_label(pairs)} (each key may appear once per object)")
         result[key] = value
     return result
+
+
+def _object_label(pairs: list[tuple[str, Any]]) -> str:
+    """Name the object a duplicate key sits in by its identifying field, when it has one."""
+    for ident in ("version", "name", "cc", "cuda", "cuda_major", "branch"):
+        for key, value in pairs:
+            if key == ident and isinstance(value, (str, int)):
+                return f" in the entry with {ident} {value!r}"
+    return ""
 
 
 def load_table(path: Optional[str] = None) -> CompatTable:
@@ -418,7 +537,7 @@ def _in_order(items: Iterable[Any], key: Any, where: str, what: str) -> None:
 
 
 def item_label(item: Any) -> str:
-    for attr in ("label", "version", "name", "cuda_major", "cuda", "cc"):
+    for attr in ("label", "version", "name", "cuda_major", "cuda", "cc", "branch"):
         if hasattr(item, attr):
             return str(getattr(item, attr))
     return repr(item)
@@ -453,6 +572,9 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         version = r.parse(CudaVersion.parse, entry.get("version"), where, "version")
         where = f"cuda_releases[{version}]"
         windows = entry.get("min_driver_windows")
+        kind = entry.get("kind", "")
+        if kind not in ("", "GA", "update", "RC"):
+            raise TableError(f"{where}: kind {kind!r} must be GA, update or RC")
         cuda_releases.append(
             CudaRelease(
                 version=version,
@@ -462,6 +584,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 if windows is None
                 else r.parse(DriverVersion.parse, windows, where, "min_driver_windows"),
                 source=r.source(entry, where),
+                kind=kind,
+                note=str(entry.get("note", "")),
             )
         )
     if not cuda_releases:
@@ -483,6 +607,10 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             raise TableError(f"{where}: 'cuda_major' must be an integer")
         where = f"minor_version_compatibility[{major}]"
         windows = entry.get("min_driver_windows")
+        ceiling = entry.get("max_driver_exclusive")
+        gives_up = entry.get("gives_up", [])
+        if not isinstance(gives_up, list) or not all(isinstance(g, str) for g in gives_up):
+            raise TableError(f"{where}: 'gives_up' must be a list of strings")
         minor.append(
             MinorVersionCompat(
                 cuda_major=major,
@@ -491,6 +619,11 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 if windows is None
                 else r.parse(DriverVersion.parse, windows, where, "min_driver_windows"),
                 source=r.source(entry, where),
+                max_driver_exclusive=None
+                if ceiling is None
+                else r.parse(DriverVersion.parse, ceiling, where, "max_driver_exclusive"),
+                nvidia_text=str(entry.get("nvidia_text", "")),
+                gives_up=tuple(gives_up),
             )
         )
     _in_order(minor, lambda row: row.cuda_major, "minor_version_compatibility", "CUDA major")
@@ -510,6 +643,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 architecture=r.text(entry, "architecture", where) or "",
                 examples=tuple(examples),
                 source=r.source(entry, where),
+                note=str(entry.get("note", "")),
             )
         )
     _in_order(ccs, lambda row: row.cc, "compute_capabilities", "compute capability")
@@ -531,7 +665,9 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         high = known_cc(entry.get("max_cc"), where, "max_cc")
         if high < low:
             raise TableError(f"{where}: max_cc {high} is below min_cc {low}")
-        toolkit.append(ToolkitArchitectures(cuda=cuda, min_cc=low, max_cc=high, source=r.source(entry, where)))
+        toolkit.append(
+            ToolkitArchitectures(cuda=cuda, min_cc=low, max_cc=high, source=r.source(entry, where), note=str(entry.get("note", "")))
+        )
     _in_order(toolkit, lambda row: row.cuda, "toolkit_architectures", "CUDA release")
 
     gpus = []
@@ -544,11 +680,19 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         aliases = entry.get("aliases", [])
         if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
             raise TableError(f"{where}: 'aliases' must be a list of non-empty strings")
+        unverified = entry.get("unverified_aliases", [])
+        if not isinstance(unverified, list) or not all(isinstance(a, str) and a.strip() for a in unverified):
+            raise TableError(f"{where}: 'unverified_aliases' must be a list of non-empty strings")
+        alias_sources = entry.get("alias_sources", [])
+        if not isinstance(alias_sources, list):
+            raise TableError(f"{where}: 'alias_sources' must be a list of source keys")
+        for key in alias_sources:
+            r.source({"source": key}, f"{where}.alias_sources")
         brand_class = r.text(entry, "brand_class", where) or ""
         if brand_class not in BRAND_CLASSES:
             raise TableError(f"{where}: brand_class {brand_class!r} is not one of {', '.join(BRAND_CLASSES)}")
         cc = known_cc(entry.get("cc"), where, "cc")
-        for alias in [name] + aliases:
+        for alias in [name] + aliases + unverified:
             key = normalise_gpu_name(alias)
             if key in seen_names and seen_names[key] != name:
                 raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
@@ -562,11 +706,25 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 architecture=entry.get("architecture") or info.architecture,
                 brand_class=brand_class,
                 source=r.source(entry, where),
+                unverified_aliases=tuple(unverified),
+                alias_sources=tuple(alias_sources),
             )
         )
 
     def has_driver_row(cuda: CudaVersion) -> bool:
         return any(row.version.major_minor == cuda.major_minor for row in cuda_releases)
+
+    def buildable(ccs_built: tuple[ComputeCapability, ...], cuda: CudaVersion, where: str, key: str) -> None:
+        """A wheel cannot carry code its toolkit cannot compile."""
+        row = next((t for t in toolkit if t.cuda.major_minor == cuda.major_minor), None)
+        if row is None:
+            return
+        for cc in ccs_built:
+            if not row.supports(cc):
+                raise TableError(
+                    f"{where}: {key} {cc} is outside what CUDA {cuda.major_minor} can build for "
+                    f"({row.min_cc} to {row.max_cc}, toolkit_architectures)"
+                )
 
     releases = []
     for i, entry in enumerate(_Reader.array(top.get("pytorch_releases"), "pytorch_releases")):
@@ -579,9 +737,9 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         full = r.text(entry, "full_version", where) or ""
         if not _FULL_RELEASE_RE.match(full) or not full.startswith(version + "."):
             raise TableError(f"{where}: full_version {full!r} must be {version}.PATCH")
-        released = r.text(entry, "released", where) or ""
-        if not _DATE_RE.match(released):
-            raise TableError(f"{where}: released {released!r} must be a date written YYYY-MM-DD")
+        released = entry.get("released")
+        if released is not None and (not isinstance(released, str) or not _DATE_RE.match(released)):
+            raise TableError(f"{where}: released {released!r} must be a date written YYYY-MM-DD (or null when unknown)")
         variants = []
         for j, ventry in enumerate(r.array(entry.get("variants"), f"{where}.variants")):
             vwhere = f"{where}.variants[{j}]"
@@ -602,11 +760,27 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             if list(arch) != sorted(set(arch)):
                 raise TableError(f"{vwhere}: arch_list must be ascending without duplicates")
             ptx = tuple(known_cc(v, vwhere, "ptx") for v in r.array(ventry.get("ptx", []), f"{vwhere}.ptx"))
+            if list(ptx) != sorted(set(ptx)):
+                raise TableError(f"{vwhere}: ptx must be ascending without duplicates")
+            buildable(arch, cuda, vwhere, "arch_list")
+            buildable(ptx, cuda, vwhere, "ptx")
+            evidence = ventry.get("evidence", "")
+            if evidence not in _EVIDENCE:
+                raise TableError(f"{vwhere}: evidence {evidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
             cudnn = ventry.get("cudnn")
             if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*$", cudnn)):
                 raise TableError(f"{vwhere}: cudnn {cudnn!r} must be a dotted version")
             variants.append(
-                WheelVariant(name=name, cuda=cuda, arch_list=arch, ptx=ptx, cudnn=cudnn, source=r.source(ventry, vwhere))
+                WheelVariant(
+                    name=name,
+                    cuda=cuda,
+                    arch_list=arch,
+                    ptx=ptx,
+                    cudnn=cudnn,
+                    source=r.source(ventry, vwhere),
+                    evidence=evidence,
+                    note=str(ventry.get("note", "")),
+                )
             )
         if not variants:
             raise TableError(f"{where}: lists no CUDA variant")
@@ -622,6 +796,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 default_variant=default,
                 variants=tuple(variants),
                 source=r.source(entry, where),
+                note=str(entry.get("note", "")),
             )
         )
     if not releases:
@@ -653,11 +828,38 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         package = r.text(fc, "package_template", "forward_compatibility") or ""
         if "{major}" not in package or "{minor}" not in package:
             raise TableError("forward_compatibility: package_template must contain {major} and {minor}")
+        select = fc.get("select_brand_classes", [])
+        if not isinstance(select, list) or not all(c in BRAND_CLASSES for c in select):
+            raise TableError(
+                f"forward_compatibility: select_brand_classes must be a list drawn from {', '.join(BRAND_CLASSES)}"
+            )
+        branches = []
+        for i, bentry in enumerate(r.array(fc.get("branches", []), "forward_compatibility.branches")):
+            bwhere = f"forward_compatibility.branches[{i}]"
+            bentry = r.obj(bentry, bwhere)
+            number = bentry.get("branch")
+            if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+                raise TableError(f"{bwhere}: 'branch' must be a driver branch number such as 535")
+            bwhere = f"forward_compatibility.branches[{number}]"
+            packages = tuple(
+                r.parse(CudaVersion.parse, p, bwhere, "compat_packages")
+                for p in r.array(bentry.get("compat_packages", []), f"{bwhere}.compat_packages")
+            )
+            if list(packages) != sorted(set(packages)):
+                raise TableError(f"{bwhere}: compat_packages must be ascending without duplicates")
+            branches.append(
+                ForwardCompatBranch(
+                    branch=number, cuda=r.parse(CudaVersion.parse, bentry.get("cuda"), bwhere, "cuda"), compat_packages=packages
+                )
+            )
+        _in_order(branches, lambda b: b.branch, "forward_compatibility.branches", "driver branch")
         forward = ForwardCompat(
             package_template=package,
             brand_classes=tuple(classes),
             note=r.text(fc, "note", "forward_compatibility") or "",
             source=r.source(fc, "forward_compatibility"),
+            select_brand_classes=tuple(select),
+            branches=tuple(branches),
         )
 
     features = []
@@ -687,7 +889,15 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
     )
 
 
-_TEMPLATE_FIELDS = {"torch", "torch_full", "variant", "cuda", "cudnn_major"}
+_TEMPLATE_GROUPS = {
+    "torch": r"\d+\.\d+",
+    "torch_full": r"\d+\.\d+\.\d+",
+    "variant": r"cu\d{2,3}",
+    "cuda": r"\d+\.\d+",
+    "cudnn_major": r"\d+",
+}
+_TEMPLATE_FIELDS = set(_TEMPLATE_GROUPS)
+_EVIDENCE = ("", "binary", "build-script", "third-party")
 
 
 def parse_family(
@@ -698,12 +908,19 @@ def parse_family(
     where = f"image_families[{name}]" if where.startswith("image_families") else f"{where}[{name}]"
     repository = _Reader.text(entry, "repository", where) or ""
     template = _Reader.text(entry, "tag_template", where) or ""
-    for field_name in re.findall(r"{([^{}]*)}", template):
+    used = re.findall(r"{([^{}]*)}", template)
+    for field_name in used:
         if field_name not in _TEMPLATE_FIELDS:
             raise TableError(
                 f"{where}: tag_template uses {{{field_name}}}; allowed: "
                 + ", ".join("{" + f + "}" for f in sorted(_TEMPLATE_FIELDS))
             )
+    # Every (release, variant) needs a tag of its own.
+    if not {"torch", "torch_full"} & set(used) or not {"variant", "cuda"} & set(used):
+        raise TableError(
+            f"{where}: tag_template {template!r} must name the release ({{torch}} or {{torch_full}}) "
+            "and the CUDA variant ({variant} or {cuda})"
+        )
     offers_raw = entry.get("offers", {})
     if not isinstance(offers_raw, dict):
         raise TableError(f"{where}: 'offers' must map a PyTorch release to its list of variants")

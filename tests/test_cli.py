@@ -76,7 +76,7 @@ def test_gpu_spec_forms(spec, cc):
 
 
 def test_driver_only_skips_gpu_checks_with_info():
-    data = invoke("check", "--json", "--driver", "580.95.05", "--snapshot", host("no-driver")).json()
+    data = invoke("check", "--json", "--torch", "2.8", "--driver", "580.95.05", "--snapshot", host("no-driver")).json()
     assert "gpu-not-specified" in [f["code"] for f in data["findings"]]
     assert data["verdict"] == "ok"
 
