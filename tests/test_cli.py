@@ -192,3 +192,41 @@ def test_version_and_help():
     assert run_cli("--version").stdout.startswith("cudadoctor, version ")
     run = run_cli("check", "--help")
     assert run.exit_code == 0 and "--snapshot" in run.stdout
+
+
+def _run_on_terminal(args, env):
+    """Run the CLI with stdout on a pseudo-terminal, as in an interactive shell."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    leader, follower = pty.openpty()
+    inherited = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", *args], stdout=follower, stderr=subprocess.PIPE,
+                            env={**inherited, **env}, cwd=REPO_ROOT)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO once the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_colour_on_a_terminal_and_off_under_no_color():
+    args = ["check", "--snapshot", host("t4-470"), "--torch", "2.8"]
+    base = {"TERM": "xterm-256color", "COLUMNS": "120"}
+    coloured = _run_on_terminal(args, base)
+    assert "\x1b[" in coloured and "driver-too-old" in coloured
+    plain = _run_on_terminal(args, {**base, "NO_COLOR": "1"})
+    assert "driver-too-old" in plain
+    assert "\x1b[3" not in plain and "\x1b[1;31m" not in plain  # no colour codes (bold/dim may remain)
