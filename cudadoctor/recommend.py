@@ -82,6 +82,18 @@ def recommend(
     release = release or table.newest_release
     family = family or table.image_families[0]
     offered = family.variants_for(release)
+    if facts.nvml_ok and facts.driver.source == "nvml" and not gpus_in_scope(facts):
+        # A driver with no visible GPU runs no CUDA build at all; recommending one would mislead.
+        return Recommendation(
+            torch=release.version,
+            family=family.name,
+            variant=None,
+            cuda=None,
+            image=None,
+            support=None,
+            why="the driver answers but no GPU is visible to CUDA here",
+            fixes=("make a GPU visible (see the no-gpu finding), then run cudadoctor again",),
+        )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
     for name in offered:

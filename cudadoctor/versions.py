@@ -45,10 +45,15 @@ class _Dotted:
     numbers: tuple[int, ...]
 
     def _key(self) -> tuple[int, ...]:
-        nums = list(self.numbers)
-        while len(nums) > 1 and nums[-1] == 0:
-            nums.pop()
-        return tuple(nums)
+        # Cached in the instance dict (frozen dataclasses still have one): the table's
+        # validation compares versions tens of thousands of times.
+        cached = self.__dict__.get("_key_cache")
+        if cached is None:
+            nums = list(self.numbers)
+            while len(nums) > 1 and nums[-1] == 0:
+                nums.pop()
+            cached = self.__dict__["_key_cache"] = tuple(nums)
+        return cached
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -140,7 +145,9 @@ class CudaVersion(_Dotted):
 
     @property
     def major_minor(self) -> "CudaVersion":
-        return CudaVersion((self.major, self.minor))
+        if len(self.numbers) == 2:
+            return self
+        return CudaVersion((self.numbers[0], self.numbers[1] if len(self.numbers) > 1 else 0))
 
     def __str__(self) -> str:
         return ".".join(str(n) for n in self.numbers)

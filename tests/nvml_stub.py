@@ -54,7 +54,7 @@ def build_fake_nvml(directory: Union[str, Path], omit: Iterable[str] = ()) -> Pa
     omit = sorted(set(omit))
     if omit:
         script = directory / "exports.map"
-        script.write_text("{ global: *; local: %s; };\n" % " ".join(f"{name};" for name in omit))
+        script.write_text("{ global: *; local: %s };\n" % " ".join(f"{name};" for name in omit))
         command.insert(-1, f"-Wl,--version-script={script}")
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:

@@ -5,6 +5,7 @@ Colour follows rich's rules: off when stdout is not a terminal and under NO_COLO
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Iterable, Optional, TextIO
 
@@ -42,9 +43,50 @@ def _marks(console: Console) -> dict[str, str]:
     return _UNICODE if (console.encoding or "").lower().startswith("utf") else _ASCII
 
 
+_GPU_LABEL = re.compile(r"\bGPU (\d+) \(")
+
+
+def _index_ranges(indexes: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2, 5"."""
+    parts, start = [], indexes[0]
+    for prev, cur in zip(indexes, indexes[1:] + [None]):
+        if cur != prev + 1 if cur is not None else True:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = cur
+    return ", ".join(parts)
+
+
+def collapse_identical_gpus(findings: Iterable[Finding]) -> list[Finding]:
+    """Eight identical GPUs get one line ("GPUs 0-7 (...)") instead of eight."""
+    groups: dict[tuple[str, str, str, str, str], list[Finding]] = {}
+    order: list[object] = []
+    for f in findings:
+        if f.gpu_index is None or not _GPU_LABEL.search(f.title):
+            order.append(f)
+            continue
+        key = (f.code, f.severity, _GPU_LABEL.sub("GPU * (", f.title), f.detail, f.hint)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(f)
+    result = []
+    for item in order:
+        if isinstance(item, Finding):
+            result.append(item)
+            continue
+        members = groups[item]
+        if len(members) == 1:
+            result.append(members[0])
+            continue
+        label = "GPUs " + _index_ranges(sorted(m.gpu_index for m in members if m.gpu_index is not None)) + " ("
+        first = members[0]
+        result.append(Finding(first.code, first.severity, _GPU_LABEL.sub(label, first.title, count=1), first.detail, first.hint, first.source, first.subject))
+    return result
+
+
 def render_findings(console: Console, findings: Iterable[Finding]) -> None:
     marks = _marks(console)
-    findings = list(findings)
+    findings = collapse_identical_gpus(findings)
     known = {key for key, _ in _GROUPS}
     groups = list(_GROUPS) + sorted({(f.subject, f.subject.title()) for f in findings if f.subject not in known})
     for key, heading in groups:

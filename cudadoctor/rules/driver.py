@@ -56,6 +56,9 @@ def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Option
             )
         ]
     floor = support.compat_min or support.full_min
+    compat_clause = ""
+    if support.compat_min and support.compat_min != support.full_min:
+        compat_clause = f", or >= {support.compat_min} under minor-version compatibility"
     upgrade = f"Upgrade the NVIDIA driver to >= {floor}"
     if support.full_min and support.full_min != floor:
         upgrade += f" (>= {support.full_min} for full CUDA {cuda.major_minor} support)"
@@ -65,9 +68,9 @@ def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Option
             FAIL,
             f"Driver {driver} is too old for {what}",
             f"Driver {driver} supports CUDA {support.driver_cuda or 'older releases only'}; CUDA "
-            f"{cuda.major_minor} needs >= {support.full_min}, or >= {support.compat_min or 'n/a'} under "
-            "minor-version compatibility. CUDA programs fail with \"CUDA driver version is insufficient "
-            "for CUDA runtime version\" (torch: \"The NVIDIA driver on your system is too old\").",
+            f"{cuda.major_minor} needs >= {support.full_min}{compat_clause}. CUDA programs fail with "
+            "\"CUDA driver version is insufficient for CUDA runtime version\" (torch: \"The NVIDIA driver "
+            "on your system is too old\").",
             upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
             source,
             "driver",
