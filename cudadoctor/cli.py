@@ -39,6 +39,15 @@ def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def families_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--families",
+        "families_path",
+        metavar="FILE",
+        help="Add the image families defined in this TOML file (also $CUDADOCTOR_FAMILIES).",
+    )(fn)
+
+
 def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--gpu",
@@ -61,13 +70,22 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def load_table_or_fail(path: Optional[str]):
+def load_table_or_fail(path: Optional[str], families: Optional[str] = None):
+    """The table (--table / $CUDADOCTOR_TABLE / shipped), plus the families of --families / $CUDADOCTOR_FAMILIES."""
+    from .families import FamiliesError, families_path_from_env, load_families
     from .table import TableError, load_table
 
     try:
-        return load_table(path)
+        table = load_table(path)
     except TableError as exc:
         raise InputError(str(exc)) from None
+    families = families_path_from_env(families)
+    if families:
+        try:
+            table = load_families(families, table)
+        except FamiliesError as exc:
+            raise InputError(str(exc)) from None
+    return table
 
 
 def resolve_release(table, version: Optional[str]):
@@ -158,6 +176,7 @@ def probe(ctx: click.Context, as_json: bool, output: Optional[str]) -> None:
 @target_options
 @click.option("--variant", metavar="cuNNN", help="Check this CUDA variant of the release instead of the recommended one.")
 @table_options
+@families_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.pass_context
@@ -170,13 +189,14 @@ def check(
     family: Optional[str],
     variant: Optional[str],
     table_path: Optional[str],
+    families_path: Optional[str],
     as_json: bool,
     strict: bool,
 ) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from .doctor import run_check
 
-    table = load_table_or_fail(table_path)
+    table = load_table_or_fail(table_path, families_path)
     release = resolve_release(table, torch_release)
     image_family = resolve_family(table, family)
     if variant and release.variant(variant.strip()) is None:
@@ -201,6 +221,7 @@ def check(
 @host_options
 @target_options
 @table_options
+@families_options
 @click.option(
     "--format",
     "fmt",
@@ -220,6 +241,7 @@ def recommend(
     torch_release: Optional[str],
     family: Optional[str],
     table_path: Optional[str],
+    families_path: Optional[str],
     fmt: str,
 ) -> None:
     """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
@@ -234,7 +256,7 @@ def recommend(
         raise InputError("--format tag needs --image")
     if fmt == "index-url" and not want_wheel:
         raise InputError("--format index-url needs --wheel")
-    table = load_table_or_fail(table_path)
+    table = load_table_or_fail(table_path, families_path)
     release = resolve_release(table, torch_release)
     image_family = resolve_family(table, family)
     facts = gather_facts(table, snapshot, driver, gpus)
@@ -264,6 +286,93 @@ def recommend(
 
         render_recommendation(make_console(), rec)
     ctx.exit(EXIT_OK)
+
+
+@cli.command("table")
+@click.option("--torch", "torch_release", metavar="X.Y", help="One PyTorch release: variants, arch lists, minimum drivers, default wheel.")
+@click.option("--gpu", "gpu_name", metavar="NAME", help="One GPU product (or compute capability) and the builds that run on it.")
+@click.option("--gpus", "list_gpus", is_flag=True, help="The GPU catalog.")
+@click.option("--sources", "list_sources", is_flag=True, help="Where each fact comes from.")
+@click.option("--validate", "validate_path", metavar="FILE", help="Check a table file against every rule; exit 0 valid, 2 broken.")
+@table_options
+@families_options
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+def table_command(
+    torch_release: Optional[str],
+    gpu_name: Optional[str],
+    list_gpus: bool,
+    list_sources: bool,
+    validate_path: Optional[str],
+    table_path: Optional[str],
+    families_path: Optional[str],
+    as_json: bool,
+) -> None:
+    """Browse the compatibility table (driver rows, PyTorch builds, GPUs, sources) or validate one."""
+    views = [name for name, given in (("--torch", torch_release), ("--gpu", gpu_name), ("--gpus", list_gpus),
+                                      ("--sources", list_sources), ("--validate", validate_path)) if given]
+    if len(views) > 1:
+        raise InputError(f"give one of {', '.join(views)}, not several")
+    from . import tableview
+
+    if validate_path:
+        table = load_table_or_fail(validate_path, families_path)
+        summary = tableview.validation_summary(table)
+        if as_json:
+            emit_json(summary)
+        else:
+            click.echo(
+                f"{validate_path}: valid ({summary['cuda_releases']} CUDA driver rows, {summary['pytorch_releases']} PyTorch "
+                f"releases, {summary['gpus']} GPUs, {summary['image_families']} image families, {summary['sources']} sources)"
+            )
+        return
+    table = load_table_or_fail(table_path, families_path)
+    if torch_release:
+        data: Any = tableview.release_view(table, resolve_release(table, torch_release))
+    elif gpu_name:
+        data = tableview.gpu_view(table, *_resolve_gpu_name(table, gpu_name))
+    elif list_gpus:
+        data = tableview.gpus_view(table)
+    elif list_sources:
+        data = tableview.sources_view(table)
+    else:
+        data = None
+    if as_json:
+        emit_json(data if data is not None else tableview.whole_table_view(table))
+        return
+    from .report import table_text
+    from .report.text import make_console
+
+    console = make_console()
+    if torch_release:
+        table_text.render_release(console, data)
+    elif gpu_name:
+        table_text.render_gpu(console, data)
+    elif list_gpus:
+        table_text.render_gpus(console, data)
+    elif list_sources:
+        table_text.render_sources(console, data)
+    else:
+        table_text.render_overview(console, table)
+
+
+def _resolve_gpu_name(table, name: str):
+    from .versions import ComputeCapability, VersionError
+
+    text = name.strip()
+    model = table.gpu_model(text) if text else None
+    if model is not None:
+        return model, model.cc
+    try:
+        cc = ComputeCapability.parse(text)
+    except VersionError:
+        raise InputError(
+            f"unknown GPU {name!r}: give a product such as A100 or RTX 4090, or a compute capability such as 8.6 "
+            "(list the products with `cudadoctor table --gpus`)"
+        ) from None
+    if table.cc_info(cc) is None:
+        known = ", ".join(str(c.cc) for c in table.compute_capabilities)
+        raise InputError(f"compute capability {cc} is not one the table knows ({known})")
+    return None, cc
 
 
 # --- entry point -----------------------------------------------------------------------------

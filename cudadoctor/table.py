@@ -711,12 +711,15 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             )
         )
 
+    driver_minors = {(row.version.major, row.version.minor) for row in cuda_releases}
+    toolkit_by_minor = {(row.cuda.major, row.cuda.minor): row for row in toolkit}
+
     def has_driver_row(cuda: CudaVersion) -> bool:
-        return any(row.version.major_minor == cuda.major_minor for row in cuda_releases)
+        return (cuda.major, cuda.minor) in driver_minors
 
     def buildable(ccs_built: tuple[ComputeCapability, ...], cuda: CudaVersion, where: str, key: str) -> None:
         """A wheel cannot carry code its toolkit cannot compile."""
-        row = next((t for t in toolkit if t.cuda.major_minor == cuda.major_minor), None)
+        row = toolkit_by_minor.get((cuda.major, cuda.minor))
         if row is None:
             return
         for cc in ccs_built:

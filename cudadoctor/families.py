@@ -1,0 +1,91 @@
+"""Image families a user defines in a TOML file (--families FILE or $CUDADOCTOR_FAMILIES).
+
+A families file adds repositories whose tags follow a template, checked against the table like the
+shipped families::
+
+    [[family]]
+    name = "acme/pytorch"
+    repository = "registry.example.com/acme/pytorch"
+    tag_template = "{torch_full}-{variant}"     # {torch} {torch_full} {variant} {cuda} {cudnn_major}
+    description = "ACME's PyTorch images"       # optional
+
+    [family.offers]                             # optional: without it, every variant of every release
+    "2.9" = ["cu126", "cu128"]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any, Optional
+
+from .table import CompatTable, Source, TableError, parse_family
+
+FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
+
+
+class FamiliesError(ValueError):
+    """The families file cannot be used; the message names the file, the family and the rule."""
+
+
+def _toml_loads(text: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the backport with the same API
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise FamiliesError(f"not valid TOML ({exc})") from None
+
+
+def families_path_from_env(path: Optional[str]) -> Optional[str]:
+    return path or os.environ.get(FAMILIES_ENV) or None
+
+
+def load_families(path: str, table: CompatTable) -> CompatTable:
+    """The table with the families of a TOML file added after its own; raises FamiliesError."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise FamiliesError(f"families file {path}: no such file") from None
+    except IsADirectoryError:
+        raise FamiliesError(f"families file {path}: is a directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FamiliesError(f"families file {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return add_families(_toml_loads(text), table, path)
+    except (FamiliesError, TableError) as exc:
+        raise FamiliesError(f"families file {path}: {exc}") from None
+
+
+def add_families(data: dict[str, Any], table: CompatTable, path: str) -> CompatTable:
+    unknown = sorted(set(data) - {"family"})
+    if unknown:
+        raise FamiliesError(f"unknown top-level key {unknown[0]!r} (expected [[family]] tables)")
+    entries = data.get("family")
+    if not isinstance(entries, list) or not entries:
+        raise FamiliesError("defines no family (add a [[family]] table with name, repository and tag_template)")
+    source = Source(key=f"families-file:{path}", document=f"families file {path}", section="user-defined image families")
+    releases = {release.version: release for release in table.pytorch_releases}
+    taken = {family.name for family in table.image_families}
+    families = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise FamiliesError(f"family #{i + 1}: expected a table")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise FamiliesError(f"family #{i + 1}: 'name' must be a non-empty string")
+        extra = sorted(set(entry) - {"name", "repository", "tag_template", "description", "offers"})
+        if extra:
+            raise FamiliesError(f"family[{name}]: unknown key {extra[0]!r}")
+        family = parse_family(entry, "family", releases, source.key)
+        if family.name in taken:
+            raise FamiliesError(f"family[{name}]: the name is already used by another family")
+        taken.add(family.name)
+        families.append(family)
+    return dataclasses.replace(
+        table, image_families=table.image_families + tuple(families), sources=table.sources + (source,)
+    )

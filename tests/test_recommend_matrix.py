@@ -1,0 +1,113 @@
+"""Recommendations across the whole matrix follow the policy in recommend.py's docstring:
+keep the variants whose builds carry code for every GPU (and whose toolkit supports it); prefer
+those the driver supports fully (Table 3), then those that run under minor-version compatibility;
+within a tier the newest CUDA wins; else none, with the smallest driver upgrade that fixes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudadoctor.facts import HostFacts
+from cudadoctor.recommend import recommend
+from cudadoctor.table import load_table
+from cudadoctor.versions import CudaVersion, DriverVersion
+from cudadoctor.whatif import apply_what_if
+
+TABLE = load_table()
+DRIVERS = ["450.80.02", "515.43.04", "520.61.05", "525.60.13", "530.30.02", "535.104.05", "550.54.14",
+           "560.28.03", "570.26", "575.51.03", "580.65.06", "590.44.01", "595.45.04"]
+GPUS = ["K80", "GTX 1080 Ti", "V100", "T4", "A100", "RTX 4090", "H100", "B200", "RTX 5090"]
+
+
+def host(driver, *gpus):
+    return apply_what_if(HostFacts(), TABLE, driver, list(gpus))
+
+
+def expected(release, driver, gpus):
+    """The policy, stated directly over the table: (variant, tier) or None."""
+    d = DriverVersion.parse(driver)
+    best = None
+    for variant in release.variants:
+        toolkit = TABLE.toolkit_architectures_for(variant.cuda)
+        ccs = [TABLE.gpu_model(g).cc for g in gpus]
+        if any(not toolkit.supports(cc) or variant.coverage(cc) is None for cc in ccs):
+            continue
+        driver_cuda = TABLE.cuda_supported_by_driver(d)
+        if d >= TABLE.min_driver_full(variant.cuda).min_driver_linux:
+            tier = 0
+        elif d >= TABLE.minor_compat_floor(variant.cuda.major).min_driver_linux and driver_cuda.major == variant.cuda.major:
+            tier = 1
+        else:
+            continue
+        key = (tier, tuple(-n for n in variant.cuda.numbers))
+        if best is None or key < best[0]:
+            best = (key, variant.name, ("full", "minor-compat")[tier])
+    return best[1:] if best else None
+
+
+CASES = [(r.version, d, g) for r in TABLE.pytorch_releases for d in DRIVERS for g in GPUS]
+
+
+@pytest.mark.parametrize("version,driver,gpu", CASES, ids=[f"{v}-{d}-{g}" for v, d, g in CASES])
+def test_matrix_follows_policy(version, driver, gpu):
+    release = TABLE.release(version)
+    rec = recommend(host(driver, gpu), TABLE, release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
+    want = expected(release, driver, [gpu])
+    if want is None:
+        assert not rec.found, rec
+        assert {r.variant for r in rec.rejected} == {v.name for v in release.variants}
+    else:
+        assert (rec.variant, rec.support) == want
+        assert rec.image == f"pytorch-cuda:v{version}-{want[0]}"
+
+
+# Hand-checked cases (driver numbers: NVIDIA Table 3 / Table 2; arch lists: docs/table.md).
+@pytest.mark.parametrize(
+    "version,driver,gpus,variant,support",
+    [
+        ("2.9", "580.65.06", ["A100"], "cu130", "full"),
+        ("2.9", "570.26", ["RTX 5090"], "cu128", "full"),  # cu126 has no sm_120; cu129 needs 575 for full
+        ("2.9", "560.28.03", ["GTX 1080 Ti"], "cu126", "full"),  # only cu126 still carries Pascal code
+        ("2.9", "535.104.05", ["GTX 1080 Ti"], "cu126", "minor-compat"),
+        ("2.9", "580.65.06", ["V100"], "cu129", "full"),  # cu130 dropped Volta
+        ("2.9", "580.65.06", ["V100", "RTX 5090"], "cu129", "full"),  # every GPU must be covered
+        ("2.7", "520.61.05", ["K80"], "cu118", "full"),  # Kepler: last in cu118
+        ("2.5", "530.30.02", ["RTX 4090"], "cu121", "full"),  # CUDA 12.1 on 530, no R535 needed
+        ("2.5", "525.60.13", ["RTX 4090"], "cu118", "full"),  # a fully supported cu118 beats cu124 under minor compat
+        ("2.8", "525.60.13", ["RTX 4090"], "cu129", "minor-compat"),  # all 12.x: the newest CUDA wins
+        ("2.0", "515.43.04", ["T4"], "cu117", "full"),  # full support beats a newer minor-compat CUDA
+        ("2.11", "580.65.06", ["V100"], "cu126", "full"),  # cu128/cu129 lost sm_70 in 2.11
+        ("2.15", "595.45.04", ["RTX 5090"], "cu132", "full"),
+        ("2.15", "580.65.06", ["H100"], "cu132", "minor-compat"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_hand_checked(version, driver, gpus, variant, support):
+    rec = recommend(host(driver, *gpus), TABLE, TABLE.release(version), TABLE.family("pytorch-cuda"))
+    assert (rec.variant, rec.support) == (variant, support)
+
+
+def test_nothing_fits_names_the_smallest_upgrade():
+    rec = recommend(host("520.61.05", "A100"), TABLE, TABLE.release("2.9"), TABLE.family("pytorch-cuda"))
+    assert not rec.found
+    assert rec.fixes[0].startswith("upgrade the NVIDIA driver to >= 525.60.13 to run cu126")
+    assert any("PyTorch 2.7" in fix for fix in rec.fixes)  # cu118 of 2.7 fits a 520 driver
+
+
+def test_kepler_has_no_build_after_2_7():
+    rec = recommend(host("580.65.06", "K80"), TABLE, TABLE.release("2.8"), TABLE.family("pytorch-cuda"))
+    assert not rec.found
+    assert all("no code for" in r.reason or "cannot build for" in r.reason for r in rec.rejected)
+
+
+def test_official_family_only_offers_published_images():
+    official = TABLE.family("pytorch/pytorch")
+    rec = recommend(host("575.51.03", "RTX 4090"), TABLE, TABLE.release("2.9"), official)
+    assert rec.variant == "cu128"  # pytorch-cuda would give cu129, which has no official 2.9 image
+    assert rec.image == "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime"
+    assert recommend(host("575.51.03", "RTX 4090"), TABLE, TABLE.release("2.9")).variant == "cu129"
+
+
+def test_driver_cuda_cutoffs_match_table3():
+    assert TABLE.cuda_supported_by_driver(DriverVersion.parse("570.26")) == CudaVersion.parse("12.8")
+    assert TABLE.cuda_supported_by_driver(DriverVersion.parse("570.25")) == CudaVersion.parse("12.6")

@@ -1,0 +1,304 @@
+"""The shipped table states what its sources say. Every case names its source (see docs/table.md).
+
+These lists are transcribed from the sources independently of data/compat_table.json, so an edit
+of the table that disagrees with a source fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudadoctor.table import load_table
+from cudadoctor.versions import ComputeCapability as CC
+from cudadoctor.versions import CudaVersion, DriverVersion
+
+
+@pytest.fixture(scope="module")
+def table():
+    return load_table()
+
+
+# --- Driver <-> CUDA -----------------------------------------------------------------------------
+# Source: NVIDIA CUDA Toolkit 13.2 Update 2 Release Notes, Table 3 "CUDA Toolkit and Corresponding
+# Driver Versions" (version, Linux x86_64 >=, Windows >=; None where NVIDIA prints N/A).
+TABLE3 = [
+    ("10.0.130", "410.48", "411.31"),
+    ("10.1.105", "418.39", "418.96"),
+    ("10.2.89", "440.33", "441.22"),
+    ("11.0.1", "450.36.06", "451.22"),
+    ("11.0.2", "450.51.05", "451.48"),
+    ("11.0.3", "450.51.06", "451.82"),
+    ("11.1.0", "455.23", "456.38"),
+    ("11.1.1", "455.32", "456.81"),
+    ("11.2.0", "460.27.03", "460.82"),
+    ("11.2.1", "460.32.03", "461.09"),
+    ("11.2.2", "460.32.03", "461.33"),
+    ("11.3.0", "465.19.01", "465.89"),
+    ("11.3.1", "465.19.01", "465.89"),
+    ("11.4.0", "470.42.01", "471.11"),
+    ("11.4.1", "470.57.02", "471.41"),
+    ("11.4.2", "470.57.02", "471.41"),
+    ("11.4.3", "470.82.01", "472.50"),
+    ("11.4.4", "470.82.01", "472.50"),
+    ("11.5.0", "495.29.05", "496.04"),
+    ("11.5.1", "495.29.05", "496.13"),
+    ("11.5.2", "495.29.05", "496.13"),
+    ("11.6.0", "510.39.01", "511.23"),
+    ("11.6.1", "510.47.03", "511.65"),
+    ("11.6.2", "510.47.03", "511.65"),
+    ("11.7.0", "515.43.04", "516.01"),
+    ("11.7.1", "515.48.07", "516.31"),
+    ("11.8.0", "520.61.05", "520.06"),
+    ("12.0.0", "525.60.13", "527.41"),
+    ("12.0.1", "525.85.12", "528.33"),
+    ("12.1.0", "530.30.02", "531.14"),
+    ("12.1.1", "530.30.02", "531.14"),
+    ("12.2.0", "535.54.03", "536.25"),
+    ("12.2.1", "535.86.09", "536.67"),
+    ("12.2.2", "535.104.05", "537.13"),
+    ("12.3.0", "545.23.06", "545.84"),
+    ("12.3.1", "545.23.08", "546.12"),
+    ("12.4.0", "550.54.14", "551.61"),
+    ("12.4.1", "550.54.15", "551.78"),
+    ("12.5.0", "555.42.02", "555.85"),
+    ("12.5.1", "555.42.06", "555.85"),
+    ("12.6.0", "560.28.03", "560.76"),
+    ("12.6.1", "560.35.03", "560.94"),
+    ("12.6.2", "560.35.03", "560.94"),
+    ("12.6.3", "560.35.05", "561.17"),
+    ("12.8.0", "570.26", "570.65"),
+    ("12.8.1", "570.124.06", "572.61"),
+    ("12.9.0", "575.51.03", "576.02"),
+    ("12.9.1", "575.57.08", "576.57"),
+    ("13.0.0", "580.65.06", None),
+    ("13.0.1", "580.82.07", None),
+    ("13.0.2", "580.95.05", None),
+    ("13.1.0", "590.44.01", None),
+    ("13.1.1", "590.48.01", None),
+    ("13.2.0", "595.45.04", None),
+    ("13.2.1", "595.58.03", None),
+    ("13.2.2", "595.71.05", None),
+]
+
+
+@pytest.mark.parametrize("version,linux,windows", TABLE3, ids=[f"nvidia-table3-cuda-{v}" for v, _, _ in TABLE3])
+def test_every_table3_row(table, version, linux, windows):
+    rows = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
+    assert len(rows) == 1, f"CUDA {version} must have exactly one row"
+    row = rows[0]
+    assert row.min_driver_linux.raw == linux
+    assert (row.min_driver_windows.raw if row.min_driver_windows else None) == windows
+    assert row.source == "nvidia-cuda-rn-table3"
+
+
+def test_table3_has_no_unverified_rows(table):
+    # 13.3 and later rows were not read on an NVIDIA page (research notes): they stay out, and
+    # there never was a CUDA 12.7 toolkit.
+    versions = {str(r.version) for r in table.cuda_releases}
+    assert versions == {v for v, _, _ in TABLE3}
+    assert table.min_driver_full(CudaVersion.parse("12.7")) is None
+    assert table.min_driver_full(CudaVersion.parse("13.3")) is None
+
+
+# Source: the same notes, Table 2, and the CUDA Compatibility guide, "Minor Version Compatibility".
+@pytest.mark.parametrize(
+    "major,linux,windows,ceiling",
+    [
+        (11, "450.80.02", "452.39", "525"),  # ">= 450"; 450.80.02 / 452.39 across the 11.x family
+        (12, "525.60.13", "527.41", "580"),  # ">= 525"; 12.0 GA packaged 525.60.13 / 527.41
+        (13, "580.65.06", "580", None),  # ">= 580"; 13.0 GA packaged 580.65.06
+    ],
+    ids=["nvidia-table2-11x", "nvidia-table2-12x", "nvidia-table2-13x"],
+)
+def test_minor_version_floors(table, major, linux, windows, ceiling):
+    row = table.minor_compat_floor(major)
+    assert row.min_driver_linux.raw == linux
+    assert row.min_driver_windows.raw == windows
+    assert (row.max_driver_exclusive.raw if row.max_driver_exclusive else None) == ceiling
+    assert any("PTX" in text for text in row.gives_up)
+
+
+def test_cuda_12_1_does_not_need_r535(table):
+    # Wrong claim in the wild: "CUDA 12.1 needs an R535 driver". Table 3: 12.1 GA and Update 1 were
+    # packaged with 530.30.02; Table 2: any 12.x runs (minor-version compatibility) from 525.
+    assert table.min_driver_full(CudaVersion.parse("12.1")).min_driver_linux.raw == "530.30.02"
+    assert table.minor_compat_floor(12).min_driver_linux.raw == "525.60.13"
+    assert table.cuda_supported_by_driver(DriverVersion.parse("530.30.02")) == CudaVersion.parse("12.1")
+    assert table.min_driver_full(CudaVersion.parse("12.2")).min_driver_linux.raw == "535.54.03"  # R535 is 12.2's
+
+
+def test_release_candidate_rows_do_not_set_the_minimum(table):
+    # Table 3 lists "CUDA 11.0.1 RC" (450.36.06) before 11.0 GA (11.0.2, 450.51.05).
+    assert table.min_driver_full(CudaVersion.parse("11.0")).min_driver_linux.raw == "450.51.05"
+
+
+# --- Toolkit <-> compute capability --------------------------------------------------------------
+# Sources: CUDA 13.2 U2 release notes "Deprecated Architectures" and cuFFT "Deprecated Functionality"
+# (drops); NVIDIA's PTX ISA release history (additions).
+@pytest.mark.parametrize(
+    "cuda,low,high",
+    [
+        ("10.2", "3.0", "7.5"),  # last toolkit with sm_30
+        ("11.0", "3.5", "8.0"),  # SM30 removed; A100 added
+        ("11.8", "3.5", "9.0"),  # last with Kepler sm_35/37; Ada and Hopper added
+        ("12.0", "5.0", "9.0"),  # SM35/SM37 removed
+        ("12.8", "5.0", "12.0"),  # Blackwell added
+        ("12.9", "5.0", "12.1"),
+        ("13.0", "7.5", "12.1"),  # Maxwell, Pascal, Volta removed
+        ("13.2", "7.5", "12.1"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_toolkit_ranges(table, cuda, low, high):
+    row = table.toolkit_architectures_for(CudaVersion.parse(cuda))
+    assert (str(row.min_cc), str(row.max_cc)) == (low, high)
+
+
+# --- PyTorch releases --------------------------------------------------------------------------
+# (release, variants, default wheel, source of the variant list)
+RELEASES = [
+    ("2.0", ["cu117", "cu118"], "cu117", "pytorch/builder release/2.0 manywheel/build_cuda.sh; wheel METADATA"),
+    ("2.1", ["cu118", "cu121"], "cu121", "pytorch/builder release/2.1; RELEASE.md matrix"),
+    ("2.2", ["cu118", "cu121"], "cu121", "pytorch/builder release/2.2; RELEASE.md matrix"),
+    ("2.3", ["cu118", "cu121"], "cu121", "pytorch/builder release/2.3; RELEASE.md matrix"),
+    ("2.4", ["cu118", "cu121", "cu124"], "cu121", "pytorch/builder release/2.4; wheel METADATA"),
+    ("2.5", ["cu118", "cu121", "cu124"], "cu124", "pytorch/builder release/2.5; 2.5.1 binary scan"),
+    ("2.6", ["cu118", "cu124", "cu126"], "cu124", "generate_binary_build_matrix.py (2.6/2.7); third-party table"),
+    ("2.7", ["cu118", "cu126", "cu128"], "cu126", "generate_binary_build_matrix.py (2.6/2.7); third-party table"),
+    ("2.8", ["cu126", "cu128", "cu129"], "cu128", "pytorch .ci/manywheel/build_cuda.sh release/2.8; 2.8.0 binary scan"),
+    ("2.9", ["cu126", "cu128", "cu129", "cu130"], "cu128", "generate_binary_build_matrix.py release/2.9; third-party (cu129)"),
+    ("2.10", ["cu126", "cu128", "cu129", "cu130"], "cu128", "build_cuda.sh 2.10 era; wheel METADATA"),
+    ("2.11", ["cu126", "cu128", "cu129", "cu130"], "cu130", "third-party table; wheel METADATA (default)"),
+    ("2.12", ["cu126", "cu130", "cu132"], "cu130", "third-party table; wheel METADATA (default)"),
+    ("2.13", ["cu126", "cu130", "cu132"], "cu130", "third-party table; wheel METADATA (default)"),
+    ("2.14", ["cu130"], "cu130", "2.14.1 binary scan and wheel METADATA"),
+    ("2.15", ["cu132"], "cu132", "2.15.0 binary scan and wheel METADATA"),
+]
+
+
+@pytest.mark.parametrize("version,variants,default,source", RELEASES, ids=[f"torch-{r[0]}" for r in RELEASES])
+def test_release_variants_and_default_wheel(table, version, variants, default, source):
+    release = table.release(version)
+    assert [v.name for v in release.variants] == variants, source
+    assert release.default_variant == default, source
+
+
+def test_pytorch_2_9_ships_no_cu118_or_cu121(table):
+    # Wrong claim in the wild. Source: generate_binary_build_matrix.py on release/2.9 (CUDA 12.6/12.8/13.0).
+    names = {v.name for v in table.release("2.9").variants}
+    assert not names & {"cu118", "cu121", "cu124"}
+    last = {name: max(r.key for r in table.pytorch_releases if r.variant(name)) for name in ("cu118", "cu121", "cu124")}
+    assert last == {"cu118": (2, 7), "cu121": (2, 5), "cu124": (2, 6)}
+
+
+def _releases_with(table, predicate):
+    return [(r.version, v.name) for r in table.pytorch_releases for v in r.variants if predicate(v)]
+
+
+def test_kepler_is_last_in_cu118(table):
+    # Source: pytorch/builder build_cuda.sh (cu118 appends 3.7); CUDA 12.0 removed SM35/SM37.
+    with_kepler = _releases_with(table, lambda v: CC(3, 7) in v.arch_list)
+    assert {name for _, name in with_kepler} == {"cu117", "cu118"}
+    assert ("2.7", "cu118") in with_kepler
+    assert all(v.coverage(CC(3, 7)) is None for r in table.pytorch_releases for v in r.variants if v.cuda.major >= 12)
+
+
+def test_maxwell_and_pascal_absent_from_cu128_and_later(table):
+    # Source: 2.8.0+cu128 binary scan (sm_70..sm_120); pytorch build_cuda.sh comment (sm_50-sm_60 removed for 12.8/12.9).
+    for version, name in _releases_with(table, lambda v: v.cuda >= CudaVersion.parse("12.8")):
+        variant = table.release(version).variant(name)
+        for cc in (CC(5, 0), CC(5, 2), CC(6, 0), CC(6, 1)):
+            assert variant.coverage(cc) is None, (version, name, cc)
+    assert table.release("2.9").variant("cu126").coverage(CC(6, 1)) == "sass"  # sm_61 runs sm_60 code
+
+
+def test_volta_exits(table):
+    # Source: 2.8.0 cu128 binary keeps sm_70; CUDA 13.0 removed Volta; third-party table: 2.11 drops sm_70 from cu128/cu129.
+    assert table.release("2.8").variant("cu128").coverage(CC(7, 0)) == "sass"
+    assert table.release("2.10").variant("cu129").coverage(CC(7, 0)) == "sass"
+    assert table.release("2.11").variant("cu128").coverage(CC(7, 0)) is None
+    assert all(v.coverage(CC(7, 0)) is None for r in table.pytorch_releases for v in r.variants if v.cuda.major >= 13)
+
+
+def test_blackwell_enters_with_cu128(table):
+    # Source: 2.8.0+cu128 binary scan (sm_100, sm_120); CUDA 12.8 was the first toolkit for Blackwell.
+    assert table.release("2.7").variant("cu128").coverage(CC(12, 0)) is not None
+    for release in table.pytorch_releases:
+        for variant in release.variants:
+            covered = variant.coverage(CC(12, 0)) is not None
+            assert covered == (variant.cuda >= CudaVersion.parse("12.8")), (release.version, variant.name)
+
+
+def test_binary_verified_arch_lists(table):
+    # Source: fatbin scans of the default wheels (docs/table.md, "PyTorch").
+    def sms(version, name):
+        return [cc.sm for cc in table.release(version).variant(name).arch_list]
+
+    assert sms("2.5", "cu124") == ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    assert sms("2.8", "cu128") == ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+    assert sms("2.14", "cu130") == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+    assert sms("2.15", "cu132") == sms("2.14", "cu130")
+    for version, name in (("2.5", "cu124"), ("2.8", "cu128"), ("2.14", "cu130"), ("2.15", "cu132")):
+        variant = table.release(version).variant(name)
+        assert variant.ptx == () and variant.evidence == "binary"
+
+
+@pytest.mark.parametrize(
+    "version,name,cudnn",
+    [("2.0", "cu117", "8.5.0.96"), ("2.3", "cu121", "8.9.2.26"), ("2.4", "cu121", "9.1.0.70"),
+     ("2.8", "cu128", "9.10.2.21"), ("2.14", "cu130", "9.24.0.43"), ("2.15", "cu132", "9.26.0.51")],
+    ids=lambda v: str(v),
+)
+def test_cudnn_of_default_wheels(table, version, name, cudnn):
+    # Source: the nvidia-cudnn pin in each default wheel's METADATA (RELEASE.md for 2.0-2.3).
+    assert table.release(version).variant(name).cudnn == cudnn
+
+
+# --- GPUs and forward compatibility --------------------------------------------------------------
+
+
+def test_catalog_spans_kepler_to_blackwell(table):
+    assert len(table.gpus) >= 80
+    assert {m.architecture for m in table.gpus} >= {"Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"}
+
+
+@pytest.mark.parametrize(
+    "name,product,cc",
+    [
+        ("RTX 3060", "GeForce RTX 3060", "8.6"),
+        ("NVIDIA A100-SXM4-80GB", "A100", "8.0"),  # deviceQuery output; open-gpu-kernel-modules README
+        ("Tesla V100-SXM2-16GB", "V100", "7.0"),  # cloud GPU ids
+        ("Tesla K80", "Tesla K80", "3.7"),  # nvidia-smi logs
+        ("NVIDIA H100 80GB HBM3", "H100", "9.0"),
+        ("GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti", "7.5"),  # older drivers: no "NVIDIA " prefix
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell", "12.0"),
+        ("NVIDIA B200", "B200", "10.0"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_nvml_and_short_names_resolve(table, name, product, cc):
+    model = table.gpu_model(name)
+    assert model is not None and model.name == product and str(model.cc) == cc
+
+
+def test_unknown_names_do_not_resolve(table):
+    assert table.gpu_model("NVIDIA Imaginary X9000") is None
+
+
+def test_forward_compatibility(table):
+    # Source: CUDA Compatibility guide (r615), Forward Compatibility: data-center GPUs, select NGC Server
+    # Ready RTX SKUs and Jetson; not GeForce. The matrix: "C" cells per driver branch.
+    forward = table.forward_compat
+    assert forward.package_for(CudaVersion.parse("12.4")) == "cuda-compat-12-4"
+    assert "consumer" not in forward.brand_classes and "data-center" in forward.brand_classes
+    assert forward.select_brand_classes == ("professional",)
+    assert forward.supported_on(535, CudaVersion.parse("12.6")) is True
+    assert forward.supported_on(570, CudaVersion.parse("12.9")) is True
+    assert forward.supported_on(580, CudaVersion.parse("12.9")) is False  # older package on newer driver: X
+    assert forward.supported_on(550, CudaVersion.parse("12.6")) is None  # not a target branch
+
+
+def test_features(table):
+    by_name = {f.name: str(f.min_cc) for f in table.features}
+    assert by_name["tensor cores"] == "7.0" and by_name["bf16"] == "8.0" and by_name["FP8"] == "8.9"
+    assert by_name["torch.compile GPU backend (Triton)"] == "7.0"  # torch/utils/_triton.py: major >= 7

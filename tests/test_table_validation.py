@@ -1,0 +1,175 @@
+"""The shipped table passes every rule; each broken table fails naming the entry and the rule."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudadoctor.table import TableError, default_table_path, load_table
+
+SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
+
+
+def test_shipped_table_is_valid_and_sourced():
+    table = load_table(default_table_path())
+    assert table.schema == 1 and table.updated
+    cited = set()
+    for rows in (table.cuda_releases, table.minor_version_compat, table.toolkit_architectures,
+                 table.compute_capabilities, table.gpus, table.pytorch_releases, table.image_families, table.features):
+        cited |= {row.source for row in rows}
+    cited |= {v.source for r in table.pytorch_releases for v in r.variants}
+    keys = {s.key for s in table.sources}
+    assert cited <= keys
+    assert all(s.document for s in table.sources)
+
+
+def _release(data, version):
+    return next(r for r in data["pytorch_releases"] if r["version"] == version)
+
+
+def _variant(data, version, name):
+    return next(v for v in _release(data, version)["variants"] if v["name"] == name)
+
+
+def _set(path, value):
+    def change(data):
+        target = data
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+    return change
+
+
+BROKEN = [
+    # (rule, change, text the message must contain)
+    ("unknown compute capability in an arch list",
+     lambda d: _variant(d, "2.9", "cu128")["arch_list"].append("9.9"),
+     "pytorch_releases[2.9].variants[cu128]: arch_list: unknown compute capability 9.9"),
+    ("a variant with no driver row",
+     lambda d: _release(d, "2.9")["variants"].append(
+         {"name": "cu127", "cuda": "12.7", "arch_list": ["8.0"], "ptx": [], "cudnn": None, "source": "torch-wheel-metadata"}),
+     "pytorch_releases[2.9].variants[cu127]: CUDA 12.7 has no row in cuda_releases"),
+    ("an unparsable driver version",
+     _set(["cuda_releases", 0, "min_driver_linux"], "410.4x"),
+     "cuda_releases[10.0.130]: min_driver_linux: invalid driver version '410.4x'"),
+    ("an unparsable CUDA version",
+     _set(["cuda_releases", 3, "version"], "eleven"),
+     "cuda_releases[3]: version: invalid CUDA version 'eleven'"),
+    ("an unparsable compute capability",
+     _set(["compute_capabilities", 0, "cc"], "three"),
+     "compute_capabilities[0]: cc: invalid compute capability 'three'"),
+    ("a missing source",
+     lambda d: _variant(d, "2.5", "cu121").pop("source"),
+     "pytorch_releases[2.5].variants[cu121]: missing source"),
+    ("a source key that is not defined",
+     _set(["gpus", 0, "source"], "nowhere"),
+     "gpus[Tesla K80]: source 'nowhere' is not defined under 'sources'"),
+    ("CUDA releases out of order",
+     lambda d: d["cuda_releases"].insert(0, d["cuda_releases"].pop(5)),
+     "is out of order"),
+    ("PyTorch releases out of order",
+     lambda d: d["pytorch_releases"].reverse(),
+     "pytorch_releases: release"),
+    ("variants out of order",
+     lambda d: _release(d, "2.9")["variants"].reverse(),
+     "pytorch_releases[2.9].variants: variant"),
+    ("a duplicate CUDA row",
+     lambda d: d["cuda_releases"].insert(1, copy.deepcopy(d["cuda_releases"][0])),
+     "cuda_releases: duplicate CUDA release"),
+    ("a minimum driver lower than an older release's",
+     _set(["cuda_releases", 2, "min_driver_linux"], "400.1"),
+     "cuda_releases[10.2.89]: minimum Linux driver 400.1 is lower than that of the older CUDA"),
+    ("an arch the variant's toolkit cannot build",
+     lambda d: _variant(d, "2.5", "cu121")["arch_list"].insert(0, "3.7"),
+     "pytorch_releases[2.5].variants[cu121]: arch_list 3.7 is outside what CUDA 12.1 can build for"),
+    ("a default variant the release does not ship",
+     _set(["pytorch_releases", 9, "default_variant"], "cu118"),
+     "pytorch_releases[2.9]: default_variant 'cu118' is not one of its variants"),
+    ("an image family offering a variant the release does not ship",
+     lambda d: d["image_families"][1]["offers"]["2.9"].append("cu118"),
+     "image_families[pytorch/pytorch]: offers cu118 for PyTorch 2.9, which that release does not ship"),
+    ("a GPU name used twice",
+     lambda d: d["gpus"][1]["aliases"].append("K80"),
+     "gpus[Tesla K40]: name 'K80' is already used by gpus[Tesla K80]"),
+    ("an unknown evidence kind",
+     lambda d: _variant(d, "2.9", "cu126").__setitem__("evidence", "rumour"),
+     "pytorch_releases[2.9].variants[cu126]: evidence 'rumour' must be one of"),
+    ("an unparsable update date",
+     _set(["updated"], "30/11/2026"),
+     "'updated' must be a date written YYYY-MM-DD"),
+]
+
+
+@pytest.mark.parametrize("rule,change,message", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_table_names_entry_and_rule(tmp_path, rule, change, message):
+    data = copy.deepcopy(SHIPPED)
+    change(data)
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_table(str(path))
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(f"table {path}: ")
+
+
+def test_duplicate_json_keys_are_rejected_with_their_entry(tmp_path):
+    text = Path(default_table_path()).read_text(encoding="utf-8")
+    broken = text.replace('"min_driver_linux": "530.30.02",', '"min_driver_linux": "530.30.02", "min_driver_linux": "535.54.03",', 1)
+    assert broken != text
+    path = tmp_path / "dup.json"
+    path.write_text(broken, encoding="utf-8")
+    with pytest.raises(TableError, match=r"duplicate key 'min_driver_linux' in the entry with version '12\.1\.0'"):
+        load_table(str(path))
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, env=env)
+
+
+def test_validate_shipped_table_exits_0():
+    result = _cli("table", "--validate", default_table_path())
+    assert result.returncode == 0, result.stderr
+    assert "valid (56 CUDA driver rows, 16 PyTorch releases" in result.stdout
+
+
+def test_validate_broken_table_exits_2_with_one_line(tmp_path):
+    data = copy.deepcopy(SHIPPED)
+    _variant(data, "2.9", "cu128")["arch_list"].append("9.9")
+    path = tmp_path / "org-table.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for args in (("table", "--validate", str(path)), ("check", "--json", "--table", str(path), "--driver", "580.65.06"),
+                 ("recommend", "--image", "--table", str(path)), ("table", "--table", str(path))):
+        result = _cli(*args)
+        assert result.returncode == 2, args
+        assert result.stdout == ""
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("cudadoctor: error: table ")
+        assert "unknown compute capability 9.9" in lines[0]
+
+
+def test_validate_not_json_exits_2(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("{ nope", encoding="utf-8")
+    result = _cli("table", "--validate", str(path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"cudadoctor: error: table {path}: not valid JSON (line 1, column 3)"
+
+
+def test_a_newer_table_is_used_by_every_command(tmp_path):
+    # An organisation ships a table with a release cudadoctor does not know yet.
+    data = copy.deepcopy(SHIPPED)
+    newest = copy.deepcopy(data["pytorch_releases"][-1])
+    newest.update(version="2.99", full_version="2.99.0", released=None)
+    data["pytorch_releases"].append(newest)
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert _cli("table", "--validate", str(path)).returncode == 0
+    result = _cli("table", "--table", str(path), "--torch", "2.99", "--json")
+    assert json.loads(result.stdout)["full_version"] == "2.99.0"
+    result = _cli("recommend", "--image", "--format", "tag", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
+    assert result.stdout.strip() == "pytorch-cuda:v2.99-cu132"
