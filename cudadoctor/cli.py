@@ -63,7 +63,7 @@ def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--family", metavar="NAME", help="Image family (default: pytorch-cuda).")(fn)
-    fn = click.option("--torch", "torch_release", metavar="X.Y", help="PyTorch release (default: the newest in the table).")(fn)
+    fn = click.option("--torch", "torch_release", metavar="X.Y", help="PyTorch release (default: the newest the table fully records).")(fn)
     return fn
 
 
@@ -90,7 +90,7 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None):
 
 def resolve_release(table, version: Optional[str]):
     if not version:
-        return table.newest_release
+        return table.default_release
     text = version.strip()
     release = table.release(text)
     if release is not None:

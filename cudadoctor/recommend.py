@@ -79,7 +79,7 @@ def recommend(
     family: Optional[ImageFamily] = None,
     suggest_other_releases: bool = True,
 ) -> Recommendation:
-    release = release or table.newest_release
+    release = release or table.default_release
     family = family or table.image_families[0]
     offered = family.variants_for(release)
     if facts.nvml_ok and facts.driver.source == "nvml" and not gpus_in_scope(facts):

@@ -142,6 +142,9 @@ class PytorchRelease:
     variants: tuple[WheelVariant, ...]
     source: str
     note: str = ""
+    # False when the table records only some of the release's variants (the others are not yet
+    # verified from a source): such a release is never the default target.
+    variants_complete: bool = True
 
     @property
     def key(self) -> tuple[int, ...]:
@@ -353,6 +356,16 @@ class CompatTable:
     def newest_release(self) -> PytorchRelease:
         return max(self.pytorch_releases, key=lambda r: r.key)
 
+    @property
+    def default_release(self) -> PytorchRelease:
+        """The newest release whose every CUDA variant the table records: the default target.
+
+        A newer release known only by some of its wheels would make a host look unsupported
+        merely because its variant is not verified yet; it can still be chosen with --torch.
+        """
+        complete = [r for r in self.pytorch_releases if r.variants_complete]
+        return max(complete or self.pytorch_releases, key=lambda r: r.key)
+
     def family(self, name: str) -> Optional[ImageFamily]:
         for family in self.image_families:
             if family.name == name:
@@ -534,6 +547,13 @@ def _in_order(items: Iterable[Any], key: Any, where: str, what: str) -> None:
             if current < previous:
                 raise TableError(f"{where}: {what} {item_label(item)} is out of order (keep them ascending)")
         previous = current
+
+
+def _flag(entry: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = entry.get(key, default)
+    if not isinstance(value, bool):
+        raise TableError(f"{where}: {key!r} must be true or false")
+    return value
 
 
 def item_label(item: Any) -> str:
@@ -800,6 +820,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 variants=tuple(variants),
                 source=r.source(entry, where),
                 note=str(entry.get("note", "")),
+                variants_complete=_flag(entry, "variants_complete", where, default=True),
             )
         )
     if not releases:

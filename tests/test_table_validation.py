@@ -164,7 +164,7 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
     # An organisation ships a table with a release cudadoctor does not know yet.
     data = copy.deepcopy(SHIPPED)
     newest = copy.deepcopy(data["pytorch_releases"][-1])
-    newest.update(version="2.99", full_version="2.99.0", released=None)
+    newest.update(version="2.99", full_version="2.99.0", released=None, variants_complete=True)
     data["pytorch_releases"].append(newest)
     path = tmp_path / "newer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -173,3 +173,22 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
     assert json.loads(result.stdout)["full_version"] == "2.99.0"
     result = _cli("recommend", "--image", "--format", "tag", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
     assert result.stdout.strip() == "pytorch-cuda:v2.99-cu132"
+
+
+def test_default_target_is_the_newest_fully_recorded_release(tmp_path):
+    # A release known only by some of its wheels (variants_complete: false) is not the default:
+    # a host must not look unsupported merely because its variant is not verified yet.
+    from cudadoctor.table import load_table
+
+    table = load_table()
+    assert table.newest_release.version == "2.15" and not table.newest_release.variants_complete
+    assert table.default_release.variants_complete
+    assert table.default_release.key < table.newest_release.key
+    result = _cli("recommend", "--image", "--format", "json", "--driver", "570.86.16", "--gpu", "RTX 5090")
+    assert json.loads(result.stdout)["recommendation"]["torch"] == table.default_release.version
+    broken = copy.deepcopy(SHIPPED)
+    broken["pytorch_releases"][0]["variants_complete"] = "yes"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    result = _cli("table", "--validate", str(path))
+    assert result.returncode == 2 and "'variants_complete' must be true or false" in result.stderr
