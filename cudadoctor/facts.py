@@ -92,6 +92,7 @@ class KernelModuleFacts:
     version: Optional[str] = None
     flavour: Optional[str] = None  # "open" | "proprietary" | None
     proc_version_line: Optional[str] = None
+    uvm_loaded: Optional[bool] = None  # /sys/module/nvidia_uvm
 
 
 @dataclass(frozen=True)

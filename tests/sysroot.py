@@ -42,6 +42,8 @@ def make_sysroot(
     (root / "dev").mkdir(parents=True, exist_ok=True)
     if module:
         _write(root / "sys/module/nvidia/version", module + "\n")
+        if "nvidia-uvm" in nodes:
+            (root / "sys/module/nvidia_uvm").mkdir(parents=True, exist_ok=True)
         line = (PROC_OPEN if flavour == "open" else PROC_PROPRIETARY).format(v=module)
         _write(root / "proc/driver/nvidia/version", line + "\nGCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04)\n")
     for node in nodes:

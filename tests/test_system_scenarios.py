@@ -137,16 +137,24 @@ def test_no_driver_without_any_gpu_on_the_bus(host):
 # ---- device nodes and libraries ----------------------------------------------------------------
 
 
-def test_missing_uvm_node(host):
-    run = host(root={"nodes": ("nvidiactl", "nvidia0")})
+def test_missing_uvm_node_in_a_container_fails(host):
+    run = host(root={"nodes": ("nvidiactl", "nvidia0"), "container": "docker"}, env={"NVIDIA_VISIBLE_DEVICES": "all"})
     finding = run.find("driver-uvm-missing")
-    assert "modprobe nvidia-uvm" in finding["hint"] and finding["severity"] == "fail"
+    assert "modprobe nvidia-uvm" in finding["hint"] and "module is not loaded" in finding["detail"]
+    assert finding["severity"] == "fail" and run.status == 1
 
 
-def test_missing_device_nodes_outside_a_container(host):
+def test_missing_uvm_node_on_a_host_warns(host):
+    # libcuda creates it through nvidia-modprobe at first use, when that works.
+    finding = host(root={"nodes": ("nvidiactl", "nvidia0")}).find("driver-uvm-missing")
+    assert finding["severity"] == "warn" and "nvidia-modprobe" in finding["detail"]
+
+
+def test_missing_device_nodes_on_a_host(host):
     run = host(root={"nodes": ("nvidia-uvm",)})
     finding = run.find("driver-device-nodes-missing")
     assert "/dev/nvidiactl" in finding["title"] and "/dev/nvidia0" in finding["title"]
+    assert finding["severity"] == "warn"
 
 
 def test_stubs_directory_on_ld_library_path(host):

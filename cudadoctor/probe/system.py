@@ -100,6 +100,7 @@ def probe_kernel_module(fs: _Root) -> KernelModuleFacts:
         version=(sys_version.strip() if sys_version and sys_version.strip() else None) or version,
         flavour=flavour,
         proc_version_line=line,
+        uvm_loaded=fs.exists("/sys/module/nvidia_uvm") if loaded is not None else None,
     )
 
 

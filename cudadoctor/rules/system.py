@@ -182,10 +182,18 @@ def check_kernel_module(facts: HostFacts, table: CompatTable, target: Optional[T
 
 
 def check_device_nodes(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    """Missing nodes fail in a container (nothing there can create them); on a host libcuda runs the
+    setuid nvidia-modprobe to create them at first use, so they only warn that this must work."""
     system = probed_host(facts)
     if system is None or system.wsl or not system.kernel_module.loaded or gpu_request_missing(system):
         return []
     nodes = system.device_nodes
+    contained = bool(system.in_container)
+    severity = FAIL if contained else WARN
+    later = (
+        "" if contained else " On a host, CUDA runs nvidia-modprobe at first use to create them; if that is not "
+        "installed or not allowed to load modules, CUDA fails."
+    )
     findings = []
     missing = []
     if nodes.nvidiactl is False:
@@ -196,25 +204,26 @@ def check_device_nodes(facts: HostFacts, table: CompatTable, target: Optional[Ta
         findings.append(
             Finding(
                 "driver-device-nodes-missing",
-                FAIL,
+                severity,
                 "NVIDIA device nodes are missing: " + ", ".join(missing),
-                "The nvidia kernel module is loaded but its device files were not created, so CUDA cannot open the "
-                "GPUs (\"no CUDA-capable device is detected\").",
-                "Run `sudo nvidia-modprobe -c 0 -u` (or `nvidia-smi` once as root) to create them; check that udev "
-                "rules from the driver package are installed.",
+                "The nvidia kernel module is loaded but its device files are not here, so CUDA cannot open the "
+                "GPUs (\"no CUDA-capable device is detected\")." + later,
+                "On the host run `sudo nvidia-modprobe -c 0 -u` (or `nvidia-smi` once as root) and check the driver "
+                "package's udev rules; in a container, pass the devices in (`--gpus all`).",
                 PROBE,
                 "driver",
             )
         )
     if nodes.nvidia_uvm is False:
+        module = " and the nvidia_uvm module is not loaded" if system.kernel_module.uvm_loaded is False else ""
         findings.append(
             Finding(
                 "driver-uvm-missing",
-                FAIL,
+                severity,
                 "/dev/nvidia-uvm is missing: CUDA fails while nvidia-smi works",
-                "The nvidia_uvm kernel module (CUDA's unified memory) is not loaded or its device node was not "
-                "created. nvidia-smi does not need it, CUDA does: cuInit fails with \"unknown error\" (999) and "
-                "torch reports \"CUDA unknown error\" or is_available() is False.",
+                f"The node for nvidia_uvm (CUDA's unified memory) is missing{module}. nvidia-smi does not need it, "
+                "CUDA does: cuInit fails with \"unknown error\" (999) and torch reports \"CUDA unknown error\" or "
+                "is_available() is False." + later,
                 "Load it with `sudo modprobe nvidia-uvm` and create the node with `sudo nvidia-modprobe -u -c=0`; "
                 "in a container, restart it after fixing the host.",
                 PROBE,
