@@ -191,7 +191,7 @@ def check_device_nodes(facts: HostFacts, table: CompatTable, target: Optional[Ta
     contained = bool(system.in_container)
     severity = FAIL if contained else WARN
     later = (
-        "" if contained else " On a host, CUDA runs nvidia-modprobe at first use to create them; if that is not "
+        "" if contained else " On a host, CUDA runs nvidia-modprobe at first use to create missing nodes; if it is not "
         "installed or not allowed to load modules, CUDA fails."
     )
     findings = []
