@@ -113,7 +113,7 @@ def resolve_family(table, name: Optional[str]):
     return family
 
 
-def gather_facts(table, snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str]):
+def gather_facts(table, snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False):
     from .facts import SnapshotError, load_snapshot
     from .whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
 
@@ -133,7 +133,7 @@ def gather_facts(table, snapshot: Optional[str], driver: Optional[str], gpus: Se
     else:
         from .probe.host import probe_host
 
-        facts = probe_host()
+        facts = probe_host(torch_runtime=torch_runtime)
     return apply_what_if(facts, table, driver, gpus)
 
 
@@ -153,13 +153,14 @@ def cli() -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the host facts as JSON (a snapshot).")
 @click.option("--output", "-o", metavar="FILE", help="Write the snapshot to FILE.")
+@click.option("--torch-runtime", is_flag=True, help="Also import the installed torch (in a child process) and record what it says about CUDA.")
 @click.pass_context
-def probe(ctx: click.Context, as_json: bool, output: Optional[str]) -> None:
+def probe(ctx: click.Context, as_json: bool, output: Optional[str], torch_runtime: bool = False) -> None:
     """Read the host's facts (driver, GPUs, ...) without judging them."""
     from .facts import snapshot_to_dict
     from .probe.host import probe_host
 
-    data = snapshot_to_dict(probe_host())
+    data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime))
     if output:
         try:
             with open(output, "w", encoding="utf-8") as handle:
@@ -179,6 +180,8 @@ def probe(ctx: click.Context, as_json: bool, output: Optional[str]) -> None:
 @families_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
+@click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -192,9 +195,20 @@ def check(
     families_path: Optional[str],
     as_json: bool,
     strict: bool,
+    min_memory: Optional[str] = None,
+    torch_runtime: bool = False,
 ) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from .doctor import run_check
+
+    min_memory_bytes = None
+    if min_memory is not None:
+        from .sizes import SizeError, parse_size
+
+        try:
+            min_memory_bytes = parse_size(min_memory)
+        except SizeError as exc:
+            raise InputError(f"--min-memory: {exc}") from None
 
     table = load_table_or_fail(table_path, families_path)
     release = resolve_release(table, torch_release)
@@ -202,8 +216,10 @@ def check(
     if variant and release.variant(variant.strip()) is None:
         known = ", ".join(v.name for v in release.variants)
         raise InputError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
-    facts = gather_facts(table, snapshot, driver, gpus)
-    result = run_check(facts, table, release, image_family, variant.strip() if variant else None)
+    facts = gather_facts(table, snapshot, driver, gpus, torch_runtime=torch_runtime)
+    result = run_check(
+        facts, table, release, image_family, variant.strip() if variant else None, min_memory_bytes=min_memory_bytes
+    )
     if as_json:
         from .report.payload import check_payload
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -62,7 +63,10 @@ def run_check(
     family: ImageFamily,
     variant: Optional[str] = None,
     target: Optional[Target] = None,
+    min_memory_bytes: Optional[int] = None,
 ) -> CheckResult:
     recommendation = recommend(facts, table, release, family)
     target = target or choose_target(table, release, family, recommendation, variant)
+    if min_memory_bytes is not None:
+        target = dataclasses.replace(target, min_memory_bytes=min_memory_bytes)
     return CheckResult(facts, target, recommendation, tuple(evaluate(facts, table, target)))

@@ -92,6 +92,7 @@ class KernelModuleFacts:
     version: Optional[str] = None
     flavour: Optional[str] = None  # "open" | "proprietary" | None
     proc_version_line: Optional[str] = None
+    uvm_loaded: Optional[bool] = None  # /sys/module/nvidia_uvm
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class LibcudaFacts:
     path: Optional[str] = None
     driver_version: Optional[str] = None  # from cuDriverGetVersion, e.g. "12.4"
     error: Optional[str] = None
+    error_code: Optional[int] = None  # CUresult of cuDriverGetVersion when it failed (34: a stub library)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,10 @@ class SystemFacts:
     ld_library_path_stubs: tuple[str, ...] = ()  # CUDA stubs directories found on LD_LIBRARY_PATH
     machine: Optional[str] = None  # "x86_64", "aarch64"
     os: Optional[str] = None  # "linux", ...
+    container_evidence: tuple[str, ...] = ()  # what gave the container away: "/.dockerenv", ...
+    wsl_gpu_libs: Optional[bool] = None  # /usr/lib/wsl/lib (the Windows driver's libraries) is there
+    wsl_dxg: Optional[bool] = None  # /dev/dxg (the GPU paravirtualisation device) is there
+    driver_libraries: tuple[str, ...] = ()  # versioned libnvidia-ml.so.* / libcuda.so.* in the system lib dirs
 
     def env(self, name: str) -> Optional[str]:
         for key, value in self.environment:
@@ -179,6 +185,7 @@ class TorchFacts:
     cuda_available: Optional[bool] = None
     device_count: Optional[int] = None
     cuda_error: Optional[str] = None
+    runtime_error: Optional[str] = None  # the runtime probe itself failed: import error, timeout
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Optional
 from .facts import GpuFacts, HostFacts
 from .table import CompatTable
 from .versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
+from .visibility import visibility_of
 
 
 @dataclass(frozen=True)
@@ -83,4 +84,4 @@ def gpu_label(gpu: GpuFacts) -> str:
 
 def gpus_in_scope(facts: HostFacts) -> tuple[GpuFacts, ...]:
     """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
-    return facts.gpus
+    return visibility_of(facts).gpus

@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ helpers, whatever the import mode
 
+import cuda_stub  # noqa: E402
 import nvml_stub  # noqa: E402
 
 
@@ -67,3 +68,14 @@ def nvml_missing_env(tmp_path: Path) -> dict[str, str]:
     empty = tmp_path / "no_nvml"
     empty.mkdir()
     return {"LD_LIBRARY_PATH": str(empty)}
+
+
+# ---- the stand-in libcuda.so.1 (tests/cuda_stub.py, tests/fake_cuda/fake_cuda.c) ---------------
+
+
+@pytest.fixture(scope="session")
+def fake_cuda_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory holding the stand-in libcuda.so.1."""
+    if nvml_stub.gcc_path() is None:
+        pytest.skip("gcc not found: cannot build the stand-in libcuda.so.1")
+    return cuda_stub.build_fake_cuda(tmp_path_factory.mktemp("fake_cuda"))

@@ -12,7 +12,7 @@ from ..facts import HostFacts
 from ..findings import Finding
 from ..table import CompatTable
 from ..target import Target
-from . import driver, gpu, nvml
+from . import driver, environment, gpu, health, nvml, system, torch
 
 Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
 
@@ -22,6 +22,20 @@ RULES: tuple[Rule, ...] = (
     gpu.check_gpus_present,
     driver.check_driver_for_target,
     gpu.check_arch_for_target,
+    # OS, environment, health and installed-torch checks (issue 5).
+    system.check_driver_presence,
+    system.check_kernel_module,
+    system.check_device_nodes,
+    system.check_libcuda,
+    environment.check_container,
+    environment.check_wsl,
+    environment.check_visible_devices,
+    health.check_health,
+    health.check_mig,
+    system.check_forward_compat,
+    health.check_memory,
+    health.check_capabilities,
+    torch.check_torch,
 )
 
 

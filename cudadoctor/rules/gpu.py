@@ -10,6 +10,7 @@ from ..hostview import gpu_cc, gpu_label, gpus_in_scope
 from ..table import CompatTable
 from ..target import Target
 from ..versions import ComputeCapability
+from ..visibility import visible_devices_excluding
 
 NVML_SOURCE = "NVML (nvidia-ml-py) on this host"
 
@@ -22,6 +23,8 @@ def check_gpus_present(facts: HostFacts, table: CompatTable, target: Optional[Ta
     if not facts.nvml_ok:
         return []
     gpus = gpus_in_scope(facts)
+    if not gpus and facts.gpus:
+        return []  # CUDA_VISIBLE_DEVICES hides them all: env-visible-devices-none says so
     if not gpus:
         if facts.driver.source == "what-if" and not facts.gpus:
             return [
@@ -138,10 +141,9 @@ def _not_built(facts, table, target, gpu, cc: ComputeCapability, variant, what, 
             hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {others[0]} is the newest that does.")
         else:
             hints.append(f"No PyTorch release in the table ships code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
-    others_in_scope = [g for g in gpus_in_scope(facts) if g.index != gpu.index]
-    if others_in_scope:
-        keep = ",".join(str(g.index) for g in others_in_scope)
-        hints.append(f"Or hide this GPU: CUDA_VISIBLE_DEVICES={keep}.")
+    keep = visible_devices_excluding(facts, gpu)
+    if keep:
+        hints.append(f"Or hide this GPU: {keep}.")
     return Finding(
         "gpu-arch-not-built",
         FAIL,

@@ -16,6 +16,7 @@ from ..facts import (
 from ..findings import FAIL, OK, Finding
 from ..table import CompatTable
 from ..target import Target
+from .system import missing_nvml_case, user_space_versions
 
 SOURCE = "NVML (nvidia-ml-py) on this host"
 
@@ -34,6 +35,8 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
     if state == NVML_NOT_PROBED:
         return []
     if state == NVML_LIBRARY_MISSING:
+        if missing_nvml_case(facts) is not None:
+            return []  # the system rules name the cause (container, WSL, partial driver, no driver, no NVIDIA GPU)
         return [
             Finding(
                 "nvml-library-missing",
@@ -69,7 +72,7 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
                 FAIL,
                 "NVML library and kernel module versions differ",
                 "\"Failed to initialize NVML: Driver/library version mismatch\": the user-space driver was "
-                "upgraded but the old kernel module is still loaded." + error,
+                "upgraded but the old kernel module is still loaded." + error + _versions_seen(facts),
                 "Reboot, or unload and reload the modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
                 "nvidia && sudo modprobe nvidia`) with no GPU process running.",
                 SOURCE,
@@ -93,3 +96,17 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
             "nvml",
         )
     ]
+
+
+def _versions_seen(facts: HostFacts) -> str:
+    """The two sides of the mismatch, when the system probe saw them."""
+    if facts.system is None:
+        return ""
+    module = facts.system.kernel_module.version
+    libraries = user_space_versions(facts.system)
+    parts = []
+    if module:
+        parts.append(f"kernel module {module}")
+    if libraries:
+        parts.append(f"driver libraries {', '.join(libraries)}")
+    return f" Seen here: {'; '.join(parts)}." if parts else ""

@@ -1,0 +1,64 @@
+"""libcuda.so.1 (the CUDA driver API), read through ctypes independently of NVML.
+
+Loading the library and asking ``cuDriverGetVersion`` is cheap and needs no GPU: it tells a host
+with a driver but no NVML (a container with a partial driver mount) from one with no driver, and
+shows which CUDA version the libcuda that programs will load supports (a cuda-compat libcuda
+reports a newer one than NVML). ``cuInit`` is never called here: it touches the GPUs and can be
+slow or hang; torch's runtime probe (a child process) reports initialisation errors. Nothing here
+raises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional
+
+from ..facts import LibcudaFacts
+
+LIBRARY = "libcuda.so.1"
+CUDA_ERROR_STUB_LIBRARY = 34
+
+
+def _loaded_path(fragment: str) -> Optional[str]:
+    """The file the dynamic loader mapped for ``fragment``, from this process's own map."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and fragment in parts[5].rsplit("/", 1)[-1]:
+                    return parts[5].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _error_text(lib: ctypes.CDLL, code: int) -> str:
+    text = ctypes.c_char_p()
+    try:
+        function = lib.cuGetErrorString
+        function.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        if function(code, ctypes.byref(text)) == 0 and text.value:
+            return f"{text.value.decode('utf-8', 'replace')} (CUDA error {code})"
+    except (AttributeError, OSError):
+        pass
+    return f"CUDA error {code}"
+
+
+def probe_libcuda(library: str = LIBRARY) -> LibcudaFacts:
+    try:
+        lib = ctypes.CDLL(library)
+    except OSError as exc:
+        return LibcudaFacts(loadable=False, error=str(exc))
+    path = _loaded_path("libcuda.so")
+    version = ctypes.c_int(0)
+    try:
+        function = lib.cuDriverGetVersion
+        function.argtypes = [ctypes.POINTER(ctypes.c_int)]
+        code = int(function(ctypes.byref(version)))
+    except (AttributeError, OSError) as exc:
+        return LibcudaFacts(loadable=True, path=path, error=f"cuDriverGetVersion: {exc}")
+    if code != 0:
+        return LibcudaFacts(loadable=True, path=path, error=_error_text(lib, code), error_code=code)
+    value = version.value
+    text = f"{value // 1000}.{(value % 1000) // 10}" if value > 0 else None
+    return LibcudaFacts(loadable=True, path=path, driver_version=text)

@@ -1,0 +1,216 @@
+"""Operating-system facts: the nvidia kernel module, device nodes, PCI display devices, container
+and WSL signs, the driver's libraries and the environment variables that steer CUDA.
+
+Everything under /proc, /sys, /dev and the library directories is read below one root directory:
+``/`` normally, a fixture tree in tests (``root=`` or ``$CUDADOCTOR_SYSROOT``). The environment
+comes from ``environ`` (default: this process's). Every read is guarded; nothing here raises.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Mapping, Optional
+
+from ..facts import DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+
+SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
+
+# The variables that change what CUDA sees or loads, recorded in the facts (and snapshots).
+ENVIRONMENT_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "WSL_DISTRO_NAME",
+    "KUBERNETES_SERVICE_HOST",
+    "container",
+)
+
+# PCI vendor ids (the PCI-SIG registry, as /sys/bus/pci/devices/*/vendor prints them).
+PCI_VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x1022": "amd", "0x8086": "intel", "0x1a03": "aspeed", "0x102b": "matrox"}
+
+_PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)")
+_PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)")
+_DRIVER_LIB = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")
+_LIB_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib")
+_CONTAINER_CGROUP_WORDS = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
+
+
+class _Root:
+    """Paths below one root directory."""
+
+    def __init__(self, root: str):
+        self.root = root
+
+    def path(self, absolute: str) -> str:
+        return os.path.join(self.root, absolute.lstrip("/"))
+
+    def exists(self, absolute: str) -> bool:
+        return os.path.lexists(self.path(absolute))
+
+    def isdir(self, absolute: str) -> bool:
+        return os.path.isdir(self.path(absolute))
+
+    def read(self, absolute: str, limit: int = 65536) -> Optional[str]:
+        try:
+            with open(self.path(absolute), encoding="utf-8", errors="replace") as handle:
+                return handle.read(limit)
+        except (OSError, ValueError):
+            return None
+
+    def listdir(self, absolute: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.path(absolute)))
+        except OSError:
+            return []
+
+
+def sysroot(root: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+    environ = os.environ if environ is None else environ
+    return root or environ.get(SYSROOT_ENV) or "/"
+
+
+def parse_proc_version(line: str) -> tuple[Optional[str], Optional[str]]:
+    """(version, flavour) from the first line of /proc/driver/nvidia/version."""
+    match = _PROC_OPEN.search(line)
+    if match:
+        return match.group(1), "open"
+    match = _PROC_PROPRIETARY.search(line)
+    if match:
+        return match.group(1), "proprietary"
+    return None, None
+
+
+def probe_kernel_module(fs: _Root) -> KernelModuleFacts:
+    sys_version = fs.read("/sys/module/nvidia/version")
+    proc = fs.read("/proc/driver/nvidia/version")
+    line = proc.splitlines()[0].strip() if proc and proc.strip() else None
+    version, flavour = parse_proc_version(line) if line else (None, None)
+    loaded: Optional[bool] = fs.exists("/sys/module/nvidia") or proc is not None
+    if not loaded and not fs.isdir("/sys/module") and not fs.isdir("/proc/driver"):
+        loaded = None  # neither place is readable here: unknown, not absent
+    return KernelModuleFacts(
+        loaded=loaded,
+        version=(sys_version.strip() if sys_version and sys_version.strip() else None) or version,
+        flavour=flavour,
+        proc_version_line=line,
+        uvm_loaded=fs.exists("/sys/module/nvidia_uvm") if loaded is not None else None,
+    )
+
+
+def probe_device_nodes(fs: _Root) -> DeviceNodeFacts:
+    if not fs.isdir("/dev"):
+        return DeviceNodeFacts()
+    gpus = [f"/dev/{name}" for name in fs.listdir("/dev") if re.fullmatch(r"nvidia\d+", name)]
+    gpus.sort(key=lambda path: int(path[len("/dev/nvidia"):]))
+    return DeviceNodeFacts(
+        nvidiactl=fs.exists("/dev/nvidiactl"),
+        nvidia_uvm=fs.exists("/dev/nvidia-uvm"),
+        gpu_nodes=tuple(gpus),
+    )
+
+
+def probe_pci_display_devices(fs: _Root) -> tuple[PciDeviceFacts, ...]:
+    devices = []
+    for address in fs.listdir("/sys/bus/pci/devices"):
+        base = f"/sys/bus/pci/devices/{address}"
+        pci_class = (fs.read(f"{base}/class") or "").strip().lower()
+        if not pci_class.startswith("0x03"):  # 0x03xxxx: display controllers (VGA, 3D, other)
+            continue
+        vendor_id = (fs.read(f"{base}/vendor") or "").strip().lower()
+        device_id = (fs.read(f"{base}/device") or "").strip().lower() or None
+        devices.append(
+            PciDeviceFacts(address, PCI_VENDORS.get(vendor_id, vendor_id or "unknown"), vendor_id, device_id, pci_class)
+        )
+    return tuple(devices)
+
+
+def probe_container(fs: _Root, environ: Mapping[str, str]) -> tuple[Optional[bool], Optional[str], tuple[str, ...]]:
+    evidence = []
+    runtime = None
+    if fs.exists("/.dockerenv"):
+        evidence.append("/.dockerenv")
+        runtime = "docker"
+    if fs.exists("/run/.containerenv"):
+        evidence.append("/run/.containerenv")
+        runtime = runtime or "podman"
+    if environ.get("KUBERNETES_SERVICE_HOST"):
+        evidence.append("$KUBERNETES_SERVICE_HOST")
+        runtime = "kubernetes"
+    if environ.get("container"):
+        evidence.append(f"$container={environ['container']}")
+        runtime = runtime or environ["container"]
+    cgroup = fs.read("/proc/1/cgroup") or ""
+    for word, name in _CONTAINER_CGROUP_WORDS:
+        if word in cgroup:
+            evidence.append(f"/proc/1/cgroup mentions {word}")
+            runtime = runtime or name
+            break
+    return bool(evidence), runtime, tuple(evidence)
+
+
+def probe_driver_libraries(fs: _Root) -> tuple[str, ...]:
+    found = []
+    for directory in _LIB_DIRS:
+        for name in fs.listdir("/" + directory):
+            if _DRIVER_LIB.match(name):
+                found.append(f"/{directory}/{name}")
+    return tuple(found)
+
+
+def library_version(path: str) -> Optional[str]:
+    match = _DRIVER_LIB.match(path.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def stub_directories(ld_library_path: Optional[str]) -> tuple[str, ...]:
+    """LD_LIBRARY_PATH entries that are a CUDA toolkit's ``stubs`` directory (link-time only)."""
+    entries = [entry for entry in (ld_library_path or "").split(":") if entry]
+    return tuple(entry for entry in entries if "stubs" in entry.rstrip("/").split("/"))
+
+
+def probe_system(
+    root: Optional[str] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    libcuda: Optional[LibcudaFacts] = None,
+) -> SystemFacts:
+    """Read the OS facts below ``root``. ``libcuda`` is probed by the caller (it loads a library
+    into this process, which a fixture root cannot redirect)."""
+    environ = os.environ if environ is None else environ
+    try:
+        fs = _Root(sysroot(root, environ))
+        environment = tuple((name, environ[name]) for name in ENVIRONMENT_VARIABLES if name in environ)
+        in_container, runtime, evidence = probe_container(fs, environ)
+        proc_version = (fs.read("/proc/version") or "").lower()
+        wsl_libs = fs.isdir("/usr/lib/wsl/lib")
+        dxg = fs.exists("/dev/dxg")
+        wsl = wsl_libs or dxg or "microsoft" in proc_version or bool(environ.get("WSL_DISTRO_NAME"))
+        try:
+            machine: Optional[str] = os.uname().machine
+        except (AttributeError, OSError):
+            machine = None
+        return SystemFacts(
+            kernel_module=probe_kernel_module(fs),
+            device_nodes=probe_device_nodes(fs),
+            libcuda=libcuda or LibcudaFacts(),
+            environment=environment,
+            in_container=in_container,
+            container_runtime=runtime,
+            wsl=wsl,
+            pci_display_devices=probe_pci_display_devices(fs),
+            ld_library_path_stubs=stub_directories(environ.get("LD_LIBRARY_PATH")),
+            machine=machine,
+            os=sys.platform,
+            container_evidence=evidence,
+            wsl_gpu_libs=wsl_libs,
+            wsl_dxg=dxg,
+            driver_libraries=probe_driver_libraries(fs),
+        )
+    except Exception as exc:  # a probe never raises; an odd /proc must not hide the GPU facts
+        return SystemFacts(libcuda=libcuda or LibcudaFacts(), os=sys.platform, environment=(("cudadoctor-probe-error", str(exc)),))

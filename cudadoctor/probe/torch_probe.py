@@ -1,0 +1,155 @@
+"""An installed torch: its package metadata first (cheap, no import), its runtime only when asked.
+
+The metadata probe reads the ``torch-*.dist-info`` directory name and ``torch/version.py`` from
+this interpreter's ``sys.path`` (a few directory listings: ``check --json`` stays fast). The
+runtime probe imports torch in a child process with a timeout, so a CUDA initialisation that
+hangs, crashes or prints cannot take the doctor with it. Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Optional, Sequence
+
+from ..facts import TorchFacts
+
+RUNTIME_TIMEOUT_S = 120.0
+
+_DIST_INFO = re.compile(r"^torch-([0-9][^-]*)\.(?:dist|egg)-info$")
+_VERSION_PY_FIELD = r"^{name}(?:\s*:[^=]+)?\s*=\s*(None|'[^']*'|\"[^\"]*\")"
+
+# Runs in the child: everything it learns goes to stdout as one JSON object.
+_RUNTIME_SCRIPT = r"""
+import json, warnings
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        import torch
+        out["version"] = torch.__version__
+        out["cuda"] = torch.version.cuda
+        try:
+            out["arch_list"] = list(torch.cuda.get_arch_list())
+        except Exception:
+            out["arch_list"] = []
+        try:
+            out["cudnn"] = torch.backends.cudnn.version()
+        except Exception:
+            out["cudnn"] = None
+        try:
+            nccl = torch.cuda.nccl.version()
+            out["nccl"] = ".".join(str(p) for p in nccl) if isinstance(nccl, tuple) else nccl
+        except Exception:
+            out["nccl"] = None
+        out["available"] = bool(torch.cuda.is_available())
+        out["device_count"] = int(torch.cuda.device_count())
+        if not out["available"]:
+            try:
+                torch.cuda.init()
+            except Exception as exc:
+                out["error"] = str(exc)
+    except Exception as exc:
+        out["import_error"] = type(exc).__name__ + ": " + str(exc)
+out["warnings"] = [str(w.message) for w in caught]
+print("CUDADOCTOR-TORCH " + json.dumps(out))
+"""
+
+
+def _version_py_field(text: str, name: str) -> Optional[str]:
+    match = re.search(_VERSION_PY_FIELD.format(name=name), text, re.MULTILINE)
+    if not match or match.group(1) == "None":
+        return None
+    return match.group(1)[1:-1] or None
+
+
+def variant_of(version: str, cuda: Optional[str], hip: Optional[str]) -> Optional[str]:
+    """cu121 / cpu / rocm6.2: the wheel's local version tag, else what version.py says it was built with."""
+    local = version.partition("+")[2]
+    if local:
+        return local
+    if cuda:
+        parts = cuda.split(".")
+        return f"cu{parts[0]}{parts[1] if len(parts) > 1 else '0'}"
+    if hip:
+        return "rocm" + ".".join(hip.split(".")[:2])
+    return "cpu"
+
+
+def find_torch(paths: Optional[Sequence[str]] = None) -> Optional[tuple[str, str]]:
+    """(site directory, version) of the first torch distribution on the path, as import would find it."""
+    for entry in sys.path if paths is None else paths:
+        directory = entry or os.getcwd()
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            match = _DIST_INFO.match(name)
+            if match:
+                return directory, match.group(1)
+    return None
+
+
+def probe_torch_metadata(paths: Optional[Sequence[str]] = None) -> TorchFacts:
+    try:
+        found = find_torch(paths)
+        if found is None:
+            return TorchFacts(installed=False)
+        site, version = found
+        location = os.path.join(site, "torch")
+        try:
+            with open(os.path.join(location, "version.py"), encoding="utf-8") as handle:
+                text = handle.read(16384)
+        except OSError:
+            text = ""
+        cuda = _version_py_field(text, "cuda")
+        hip = _version_py_field(text, "hip")
+        return TorchFacts(installed=True, version=version, variant=variant_of(version, cuda, hip), cuda=cuda, location=location)
+    except Exception as exc:  # an odd site-packages must not stop the check
+        return TorchFacts(installed=False, runtime_error=f"reading torch's metadata failed: {exc}")
+
+
+def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT_S, python: Optional[str] = None) -> TorchFacts:
+    """Import torch in a child process and record what it says about CUDA."""
+    if not metadata.installed:
+        return metadata
+    command = [python or sys.executable, "-c", _RUNTIME_SCRIPT]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return dataclasses.replace(
+            metadata, runtime_probed=True, runtime_error=f"importing torch and initialising CUDA did not finish within {timeout_s:.0f} s"
+        )
+    except OSError as exc:
+        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"cannot start {command[0]}: {exc}")
+    line = next((l for l in result.stdout.splitlines() if l.startswith("CUDADOCTOR-TORCH ")), None)
+    if line is None:
+        tail = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
+        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"the torch probe process failed: {tail}")
+    try:
+        data = json.loads(line[len("CUDADOCTOR-TORCH "):])
+    except ValueError:
+        return dataclasses.replace(metadata, runtime_probed=True, runtime_error="the torch probe process printed unreadable output")
+    if data.get("import_error"):
+        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"import torch failed: {data['import_error']}")
+    cuda_warnings = [w for w in data.get("warnings", []) if "CUDA" in w or "cuda" in w]
+    error = data.get("error") or None
+    if cuda_warnings:
+        error = "; ".join(cuda_warnings + ([error] if error else []))
+    cudnn = data.get("cudnn")
+    return dataclasses.replace(
+        metadata,
+        runtime_probed=True,
+        cuda=data.get("cuda"),
+        arch_list=tuple(str(a) for a in data.get("arch_list") or ()),
+        cudnn=str(cudnn) if cudnn is not None else None,
+        nccl=str(data["nccl"]) if data.get("nccl") is not None else None,
+        cuda_available=bool(data.get("available")),
+        device_count=int(data.get("device_count") or 0),
+        cuda_error=error,
+    )

@@ -1,0 +1,208 @@
+"""What CUDA will see from this environment: CUDA_VISIBLE_DEVICES, containers, WSL."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..facts import HostFacts
+from ..findings import FAIL, INFO, WARN, Finding
+from ..hostview import gpu_label
+from ..table import CompatTable
+from ..target import Target
+from ..visibility import (
+    AMBIGUOUS_ID,
+    DUPLICATE,
+    EMPTY,
+    MIXED_IDS,
+    NEGATIVE,
+    OUT_OF_RANGE,
+    SOURCE as VISIBILITY_SOURCE,
+    UNKNOWN_ID,
+    visibility_of,
+)
+from .system import gpu_request_missing, library_version, probed_host
+
+CONTAINER_SOURCE = "NVIDIA Container Toolkit, NVIDIA_VISIBLE_DEVICES; /.dockerenv, /run/.containerenv, /proc/1/cgroup"
+WSL_SOURCE = "NVIDIA CUDA on WSL User Guide; /usr/lib/wsl/lib and /dev/dxg on this host"
+
+_REASONS = {
+    EMPTY: "it is set but empty, which hides every GPU",
+    NEGATIVE: "an entry that is negative or not a number ends the list (-1 hides every GPU)",
+    OUT_OF_RANGE: "an index past the last GPU ends the list",
+    DUPLICATE: "an entry appears twice, which makes CUDA ignore the whole list",
+    UNKNOWN_ID: "no GPU has this identifier, which ends the list",
+    AMBIGUOUS_ID: "this UUID prefix fits several GPUs, which ends the list",
+    MIXED_IDS: "a list of GPU- UUIDs ends at the first entry of another kind",
+}
+
+
+def _visible_label(position: int, gpu) -> str:
+    return f"cuda:{position} = {gpu_label(gpu)}"
+
+
+def check_visible_devices(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    system = probed_host(facts)
+    if system is None or not facts.nvml_ok or not facts.gpus:
+        return []
+    view = visibility_of(facts)
+    findings = []
+    if not view.restricted:
+        return []
+    setting = f"CUDA_VISIBLE_DEVICES={view.setting!r}"
+    why = _REASONS.get(view.reason or "", "")
+    if not view.gpus:
+        findings.append(
+            Finding(
+                "env-visible-devices-none",
+                FAIL,
+                f"{setting} hides every GPU from CUDA",
+                f"{why[0].upper() + why[1:] if why else 'No entry names a GPU here'}. CUDA programs see no device: "
+                "\"no CUDA-capable device is detected\", torch.cuda.is_available() is False. "
+                f"This host has {len(facts.gpus)} GPU(s).",
+                "Unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: indexes 0.." + str(len(facts.gpus) - 1)
+                + " or their UUIDs (`nvidia-smi -L`).",
+                VISIBILITY_SOURCE,
+                "environment",
+            )
+        )
+        return findings
+    if view.ignored:
+        findings.append(
+            Finding(
+                "env-visible-devices-ignored",
+                WARN,
+                f"CUDA ignores {', '.join(repr(e) for e in view.ignored)} in {setting}",
+                f"{why[0].upper() + why[1:]}: CUDA uses only the entries before it." if why else "",
+                "Fix or remove the ignored entries (`nvidia-smi -L` lists indexes and UUIDs).",
+                VISIBILITY_SOURCE,
+                "environment",
+            )
+        )
+    seen = "; ".join(_visible_label(i, g) for i, g in enumerate(view.gpus))
+    if view.mig_devices:
+        seen = "; ".join(
+            f"cuda:{i} = MIG {mig.name or mig.uuid} on GPU {parent}" for i, (parent, mig) in enumerate(view.mig_devices)
+        )
+    findings.append(
+        Finding(
+            "env-visible-devices",
+            INFO,
+            f"CUDA sees {len(view.mig_devices) or len(view.gpus)} of this host's devices ({setting})",
+            f"{seen}. The GPU checks judge these only.",
+            "",
+            VISIBILITY_SOURCE,
+            "environment",
+        )
+    )
+    if view.order_ambiguous:
+        findings.append(
+            Finding(
+                "env-device-order-ambiguous",
+                WARN,
+                "CUDA_VISIBLE_DEVICES counts in CUDA's fastest-first order on a host of mixed GPUs",
+                "Without CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA numbers the fastest GPU 0, which need not be "
+                "nvidia-smi's GPU 0: the indexes may select other GPUs than intended. cudadoctor assumed "
+                "nvidia-smi's order.",
+                "Set CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID (`nvidia-smi -L`).",
+                VISIBILITY_SOURCE,
+                "environment",
+            )
+        )
+    return findings
+
+
+def check_container(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    system = probed_host(facts)
+    if system is None or not system.in_container:
+        return []
+    where = system.container_runtime or "a container"
+    evidence = ", ".join(system.container_evidence)
+    if gpu_request_missing(system):
+        requested = system.env("NVIDIA_VISIBLE_DEVICES")
+        if requested is not None and requested.strip().lower() in ("", "void", "none"):
+            detail = f"NVIDIA_VISIBLE_DEVICES={requested!r}: the NVIDIA runtime passes no GPU into this container"
+            if requested.strip().lower() == "none":
+                detail += " (\"none\" mounts the driver but no device)"
+        else:
+            detail = "There is no /dev/nvidiactl and no /dev/nvidia0 in this container: no GPU was passed in"
+        return [
+            Finding(
+                "container-no-gpus",
+                FAIL,
+                f"This {where} container was started without GPU access",
+                f"{detail}. CUDA reports \"no CUDA-capable device is detected\" and torch.cuda.is_available() is "
+                f"False. (Container detected from {evidence}.)",
+                "Start it with `docker run --gpus all ...` (NVIDIA Container Toolkit installed on the host), "
+                "`--device nvidia.com/gpu=all` with CDI, or on Kubernetes request `nvidia.com/gpu` resources.",
+                CONTAINER_SOURCE,
+                "environment",
+            )
+        ]
+    return [
+        Finding(
+            "container-detected",
+            INFO,
+            f"Running inside a {where} container",
+            f"Detected from {evidence}. The driver comes from the host; GPUs are those the runtime passed in "
+            f"(NVIDIA_VISIBLE_DEVICES={system.env('NVIDIA_VISIBLE_DEVICES')!r}).",
+            "",
+            CONTAINER_SOURCE,
+            "environment",
+        )
+    ]
+
+
+def check_wsl(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    system = probed_host(facts)
+    if system is None or not system.wsl:
+        return []
+    findings = []
+    if not (system.wsl_gpu_libs and system.wsl_dxg):
+        missing = [p for p, ok in (("/usr/lib/wsl/lib", system.wsl_gpu_libs), ("/dev/dxg", system.wsl_dxg)) if not ok]
+        findings.append(
+            Finding(
+                "wsl-no-gpu-support",
+                FAIL,
+                "WSL without GPU support: " + ", ".join(missing) + " missing",
+                "Under WSL 2 the NVIDIA driver lives on Windows and reaches Linux through /dev/dxg, with its "
+                "libraries (libcuda.so.1, libnvidia-ml.so.1) in /usr/lib/wsl/lib. Without them CUDA sees no GPU.",
+                "Install a current NVIDIA Windows driver (with WSL support), run `wsl --update`, use a WSL 2 (not "
+                "WSL 1) distribution, and restart WSL with `wsl --shutdown`.",
+                WSL_SOURCE,
+                "environment",
+            )
+        )
+    linux_driver = [p for p in system.driver_libraries if not p.startswith("/usr/lib/wsl/")]
+    if linux_driver or system.kernel_module.loaded:
+        versions = sorted({v for v in (library_version(p) for p in linux_driver) if v})
+        findings.append(
+            Finding(
+                "wsl-linux-driver-installed",
+                FAIL,
+                "A Linux NVIDIA driver is installed inside WSL",
+                "Found " + ", ".join(linux_driver or ["a loaded nvidia kernel module"])
+                + (f" (driver {', '.join(versions)})" if versions else "")
+                + ". Under WSL the driver must come from Windows only; Linux driver libraries shadow the ones in "
+                "/usr/lib/wsl/lib and break CUDA (\"Failed to initialize NVML\", \"no CUDA-capable device is detected\").",
+                "Remove the Linux driver packages (e.g. `sudo apt purge 'nvidia-driver-*' 'libnvidia-*'`), keep "
+                "only a CUDA toolkit without the driver (the WSL-Ubuntu cuda-toolkit package), and run "
+                "`wsl --shutdown`.",
+                WSL_SOURCE,
+                "environment",
+            )
+        )
+    if not findings:
+        findings.append(
+            Finding(
+                "wsl-detected",
+                INFO,
+                "Running under WSL 2 with GPU paravirtualisation",
+                "The NVIDIA driver is the Windows one (libraries in /usr/lib/wsl/lib, device /dev/dxg); no Linux "
+                "driver or kernel module is involved, so /proc/driver/nvidia and /dev/nvidia* are absent by design "
+                "and some NVML fields are unavailable.",
+                "Update the driver on Windows, never inside WSL.",
+                WSL_SOURCE,
+                "environment",
+            )
+        )
+    return findings

@@ -1,0 +1,195 @@
+"""The installed torch against this host: CPU build, CUDA too new for the driver, missing GPU
+architectures, and CUDA that is unavailable for another reason."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..facts import HostFacts, TorchFacts
+from ..findings import FAIL, INFO, OK, WARN, Finding
+from ..hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
+from ..table import CompatTable
+from ..target import Target
+from ..versions import ComputeCapability, CudaVersion, VersionError
+from .system import probed_host
+
+SOURCE = "the installed torch (package metadata, torch/version.py)"
+RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
+
+
+def _release_of(torch: TorchFacts, table: CompatTable):
+    parts = (torch.version or "").partition("+")[0].split(".")
+    return table.release(".".join(parts[:2])) if len(parts) >= 2 else None
+
+
+def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
+    """(SASS, PTX) compute capabilities from torch.cuda.get_arch_list() (sm_86, compute_90, sm_90a)."""
+    sass, ptx = [], []
+    for entry in arch_list:
+        kind, _, number = entry.partition("_")
+        try:
+            cc = ComputeCapability.parse(number.rstrip("af"))
+        except VersionError:
+            continue
+        (sass if kind == "sm" else ptx if kind == "compute" else []).append(cc)
+    return sass, ptx
+
+
+def check_torch(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    torch = facts.torch
+    if torch is None or not torch.installed or probed_host(facts) is None:
+        return []
+    source = RUNTIME_SOURCE if torch.runtime_probed else SOURCE
+    name = f"torch {torch.version} ({torch.variant or 'unknown build'})"
+    gpus = gpus_in_scope(facts)
+    usable = facts.nvml_ok and bool(gpus)
+    findings: list[Finding] = []
+    if torch.runtime_error:
+        findings.append(
+            Finding(
+                "torch-runtime-error",
+                WARN,
+                f"Could not inspect {name} at run time",
+                torch.runtime_error + ".",
+                "Run `python -c 'import torch; print(torch.cuda.is_available())'` to see the full error.",
+                RUNTIME_SOURCE,
+                "torch",
+            )
+        )
+    if torch.variant == "cpu" or (torch.runtime_probed and not torch.runtime_error and torch.cuda is None):
+        if usable:
+            findings.append(
+                Finding(
+                    "torch-cpu-build",
+                    WARN,
+                    f"{name} is a CPU-only build on a host with a usable NVIDIA GPU",
+                    f"It was built without CUDA (torch.version.cuda is None), so it never uses the GPU: "
+                    "torch.cuda.is_available() is False and `.cuda()` raises \"Torch not compiled with CUDA enabled\". "
+                    f"Installed at {torch.location}.",
+                    _cpu_hint(facts, torch, table, target),
+                    source,
+                    "torch",
+                )
+            )
+        return findings
+    cuda = _parse_cuda(torch.cuda)
+    if cuda is not None and facts.nvml_ok:
+        support = driver_support(facts, table, cuda)
+        if support.tier == "too-old":
+            floor = support.compat_min or support.full_min
+            findings.append(
+                Finding(
+                    "torch-cuda-too-new",
+                    FAIL,
+                    f"{name} needs CUDA {cuda.major_minor}, newer than driver {support.driver or 'here'} supports",
+                    f"The driver supports CUDA {support.driver_cuda or 'an older release'}; CUDA {cuda.major_minor} "
+                    f"needs driver >= {floor}. torch warns \"The NVIDIA driver on your system is too old (found "
+                    f"version {_found_version(support)})\" and torch.cuda.is_available() is False.",
+                    f"Upgrade the driver to >= {floor}, or reinstall torch built for an older CUDA: "
+                    + _cpu_hint(facts, torch, table, target),
+                    source,
+                    "torch",
+                )
+            )
+    findings.extend(_arch_findings(facts, table, torch, name, source))
+    failing = any(f.severity == FAIL for f in findings)
+    if torch.runtime_probed and torch.cuda_available is False and not failing and not torch.runtime_error:
+        findings.append(
+            Finding(
+                "torch-cuda-unavailable",
+                FAIL,
+                f"{name}: torch.cuda.is_available() is False",
+                "torch could not initialise CUDA"
+                + (f": {torch.cuda_error}" if torch.cuda_error else " and gave no reason")
+                + ". The other findings above name the host's problems, if any.",
+                "Fix what the error names; the findings above (driver, device nodes, visibility, container) "
+                "cover the usual causes.",
+                RUNTIME_SOURCE,
+                "torch",
+            )
+        )
+    if not any(f.severity in (FAIL, WARN) for f in findings):
+        if torch.runtime_probed and torch.cuda_available:
+            title = f"{name} sees {torch.device_count} CUDA device(s)"
+            extra = ", ".join(p for p in (f"cuDNN {torch.cudnn}" if torch.cudnn else "", f"NCCL {torch.nccl}" if torch.nccl else "") if p)
+            findings.append(Finding("torch-ok", OK, title, extra, "", RUNTIME_SOURCE, "torch"))
+        elif usable:
+            findings.append(
+                Finding("torch-ok", OK, f"{name} fits this driver and these GPUs", f"Installed at {torch.location}.", "", source, "torch")
+            )
+        else:
+            findings.append(Finding("torch-installed", INFO, f"{name} is installed", f"At {torch.location}.", "", source, "torch"))
+    return findings
+
+
+def _found_version(support) -> str:
+    return str(support.driver.raw if support.driver else "unknown")
+
+
+def _parse_cuda(text: Optional[str]) -> Optional[CudaVersion]:
+    if not text:
+        return None
+    try:
+        return CudaVersion.parse(text)
+    except VersionError:
+        return None
+
+
+def _cpu_hint(facts: HostFacts, torch: TorchFacts, table: CompatTable, target: Optional[Target]) -> str:
+    from ..recommend import recommend  # pure; imported here so the rules stay importable on their own
+
+    release = _release_of(torch, table)
+    version = (torch.version or "").partition("+")[0]
+    variant = None
+    if release is not None:
+        rec = recommend(facts, table, release, suggest_other_releases=False)
+        variant = rec.variant
+        pin = f"torch=={version}"
+    if variant is None and target is not None:
+        variant, pin = target.variant, f"torch=={target.torch}.*"
+    if variant is None:
+        return "Install a CUDA build of torch; `cudadoctor recommend --wheel` names the one that fits."
+    return (
+        f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(variant)}  "
+        f"(the {variant} build; `cudadoctor recommend --wheel` explains the choice)"
+    )
+
+
+def _arch_findings(facts: HostFacts, table: CompatTable, torch: TorchFacts, name: str, source: str) -> list[Finding]:
+    findings = []
+    if torch.arch_list:
+        sass, ptx = _runtime_arch(torch.arch_list)
+        built = ", ".join(torch.arch_list)
+
+        def covers(cc: ComputeCapability) -> bool:
+            return any(cc.runs_sass_built_for(b) for b in sass) or any(cc.can_jit_ptx_built_for(b) for b in ptx)
+
+    else:
+        release = _release_of(torch, table)
+        variant = release.variant(torch.variant or "") if release else None
+        if variant is None:
+            return []
+        built = variant.arch_summary()
+
+        def covers(cc: ComputeCapability) -> bool:
+            return variant.coverage(cc) is not None
+
+    for gpu in gpus_in_scope(facts):
+        cc = gpu_cc(gpu, table)
+        if cc is None or covers(cc):
+            continue
+        findings.append(
+            Finding(
+                "torch-arch-missing",
+                FAIL,
+                f"{name} carries no code for {gpu_label(gpu)}, {cc.sm}",
+                f"It was built for {built}. torch warns \"{cc.sm} is not compatible with the current PyTorch "
+                "installation\" and kernels fail with \"no kernel image is available for execution on the device\".",
+                "Reinstall a torch build whose arch list includes this GPU (`cudadoctor recommend --wheel`), "
+                "or hide the GPU with CUDA_VISIBLE_DEVICES.",
+                source,
+                "torch",
+                gpu.index,
+            )
+        )
+    return findings
