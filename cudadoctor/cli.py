@@ -58,6 +58,53 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--timeout",
+        type=click.FloatRange(0.1, 600),
+        default=5.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on each call to the Docker daemon.",
+    )(fn)
+    fn = click.option("--docker", is_flag=True, help="Check that Docker can run GPU containers (daemon, NVIDIA runtime, CDI).")(fn)
+    fn = click.option("--smoke", is_flag=True, help="Run --image once with GPUs, no network, removed afterwards, and report what happened.")(fn)
+    fn = click.option(
+        "--require",
+        "requires",
+        multiple=True,
+        metavar="STRING",
+        help="Evaluate an NVIDIA_REQUIRE_* string (e.g. 'cuda>=12.8') as nvidia-container-cli would; repeatable.",
+    )(fn)
+    fn = click.option("--pull", is_flag=True, help="Pull --image when it is not present locally.")(fn)
+    fn = click.option("--image", metavar="REF", help="Check a container image (inspected locally; pulled only with --pull).")(fn)
+    return fn
+
+
+def validate_container_options(image, pull, requires, smoke, variant):
+    """Check --image/--require/... before anything talks to Docker; returns the parsed reference."""
+    from .imageref import ImageRefError, parse_image_ref
+    from .requirements import RequirementError, validate_requirement
+
+    ref = None
+    if image is not None:
+        try:
+            ref = parse_image_ref(image)
+        except ImageRefError as exc:
+            raise InputError(f"--image: {exc}") from None
+    if (pull or smoke) and ref is None:
+        raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
+    if ref is not None and variant:
+        raise InputError("give --image or --variant, not both (the image decides the variant)")
+    for text in requires:
+        try:
+            validate_requirement(text)
+        except RequirementError as exc:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise InputError(f"--require {shown!r}: bad token {exc.token[:80]!r}: {exc.reason}") from None
+    return ref
+
+
 # --- helpers ---------------------------------------------------------------------------------
 
 
@@ -160,6 +207,7 @@ def probe(ctx: click.Context, as_json: bool, output: Optional[str]) -> None:
 @table_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@container_options
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -172,10 +220,17 @@ def check(
     table_path: Optional[str],
     as_json: bool,
     strict: bool,
+    image: Optional[str] = None,
+    pull: bool = False,
+    requires: tuple[str, ...] = (),
+    smoke: bool = False,
+    docker: bool = False,
+    timeout: float = 5.0,
 ) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from .doctor import run_check
 
+    image_ref = validate_container_options(image, pull, requires, smoke, variant)
     table = load_table_or_fail(table_path)
     release = resolve_release(table, torch_release)
     image_family = resolve_family(table, family)
@@ -183,7 +238,14 @@ def check(
         known = ", ".join(v.name for v in release.variants)
         raise InputError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
     facts = gather_facts(table, snapshot, driver, gpus)
-    result = run_check(facts, table, release, image_family, variant.strip() if variant else None)
+    if image_ref is not None or requires or smoke or docker:
+        from .containercheck import run_container_check
+
+        result = run_container_check(
+            facts, table, release, image_family, image_ref, pull, requires, smoke, docker, timeout, bool(torch_release)
+        )
+    else:
+        result = run_check(facts, table, release, image_family, variant.strip() if variant else None)
     if as_json:
         from .report.payload import check_payload
 

@@ -12,7 +12,7 @@ from ..facts import HostFacts
 from ..findings import Finding
 from ..table import CompatTable
 from ..target import Target
-from . import driver, gpu, nvml
+from . import container, driver, gpu, nvml
 
 Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
 
@@ -22,6 +22,10 @@ RULES: tuple[Rule, ...] = (
     gpu.check_gpus_present,
     driver.check_driver_for_target,
     gpu.check_arch_for_target,
+    container.check_docker,
+    container.check_image,
+    container.check_requirements,
+    container.check_smoke,
 )
 
 
