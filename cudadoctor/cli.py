@@ -67,6 +67,53 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--timeout",
+        type=click.FloatRange(0.1, 600),
+        default=5.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on each call to the Docker daemon.",
+    )(fn)
+    fn = click.option("--docker", is_flag=True, help="Check that Docker can run GPU containers (daemon, NVIDIA runtime, CDI).")(fn)
+    fn = click.option("--smoke", is_flag=True, help="Run --image once with GPUs, no network, removed afterwards, and report what happened.")(fn)
+    fn = click.option(
+        "--require",
+        "requires",
+        multiple=True,
+        metavar="STRING",
+        help="Evaluate an NVIDIA_REQUIRE_* string (e.g. 'cuda>=12.8') as nvidia-container-cli would; repeatable.",
+    )(fn)
+    fn = click.option("--pull", is_flag=True, help="Pull --image when it is not present locally.")(fn)
+    fn = click.option("--image", metavar="REF", help="Check a container image (inspected locally; pulled only with --pull).")(fn)
+    return fn
+
+
+def validate_container_options(image, pull, requires, smoke, variant):
+    """Check --image/--require/... before anything talks to Docker; returns the parsed reference."""
+    from .imageref import ImageRefError, parse_image_ref
+    from .requirements import RequirementError, validate_requirement
+
+    ref = None
+    if image is not None:
+        try:
+            ref = parse_image_ref(image)
+        except ImageRefError as exc:
+            raise InputError(f"--image: {exc}") from None
+    if (pull or smoke) and ref is None:
+        raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
+    if ref is not None and variant:
+        raise InputError("give --image or --variant, not both (the image decides the variant)")
+    for text in requires:
+        try:
+            validate_requirement(text)
+        except RequirementError as exc:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise InputError(f"--require {shown!r}: bad token {exc.token[:80]!r}: {exc.reason}") from None
+    return ref
+
+
 # --- helpers ---------------------------------------------------------------------------------
 
 
@@ -182,6 +229,7 @@ def probe(ctx: click.Context, as_json: bool, output: Optional[str], torch_runtim
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
+@container_options
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -197,10 +245,17 @@ def check(
     strict: bool,
     min_memory: Optional[str] = None,
     torch_runtime: bool = False,
+    image: Optional[str] = None,
+    pull: bool = False,
+    requires: tuple[str, ...] = (),
+    smoke: bool = False,
+    docker: bool = False,
+    timeout: float = 5.0,
 ) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from .doctor import run_check
 
+    image_ref = validate_container_options(image, pull, requires, smoke, variant)
     min_memory_bytes = None
     if min_memory is not None:
         from .sizes import SizeError, parse_size
@@ -217,9 +272,17 @@ def check(
         known = ", ".join(v.name for v in release.variants)
         raise InputError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
     facts = gather_facts(table, snapshot, driver, gpus, torch_runtime=torch_runtime)
-    result = run_check(
-        facts, table, release, image_family, variant.strip() if variant else None, min_memory_bytes=min_memory_bytes
-    )
+    if image_ref is not None or requires or smoke or docker:
+        from .containercheck import run_container_check
+
+        result = run_container_check(
+            facts, table, release, image_family, image_ref, pull, requires, smoke, docker, timeout, bool(torch_release),
+            variant=variant.strip() if variant else None, min_memory_bytes=min_memory_bytes,
+        )
+    else:
+        result = run_check(
+            facts, table, release, image_family, variant.strip() if variant else None, min_memory_bytes=min_memory_bytes
+        )
     if as_json:
         from .report.payload import check_payload
 

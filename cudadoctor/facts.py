@@ -167,6 +167,50 @@ class DockerFacts:
     toolkit_config: Optional[str] = None
     os_type: Optional[str] = None
     architecture: Optional[str] = None
+    api_version: Optional[str] = None
+    daemon_local: Optional[bool] = None  # a unix socket on this machine (host files describe the daemon's host)
+    toolkit_mode: Optional[str] = None  # [nvidia-container-runtime] mode in the toolkit's config.toml
+    toolkit_disable_require: Optional[bool] = None  # disable-require in the toolkit's config.toml
+    timeout_s: Optional[float] = None  # the bound every Docker call ran under
+
+
+@dataclass(frozen=True)
+class SmokeFacts:
+    """The outcome of running an image once with GPUs requested (``check --smoke``)."""
+
+    ran: bool = False  # the container started
+    exit_code: Optional[int] = None
+    error: Optional[str] = None  # Docker's or the probe's error text, verbatim
+    output: Optional[str] = None  # the container's last output lines
+    torch_version: Optional[str] = None
+    torch_cuda: Optional[str] = None
+    cuda_available: Optional[bool] = None
+    device_count: Optional[int] = None
+    cuda_op_ok: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """A container image as the Docker daemon describes it (``check --image REF``)."""
+
+    reference: str
+    state: str = "not-probed"  # "ok" | "not-found" | "pull-failed" | "error" | "not-probed"
+    error: Optional[str] = None
+    pulled: bool = False
+    id: Optional[str] = None
+    os: Optional[str] = None
+    architecture: Optional[str] = None
+    variant: Optional[str] = None
+    env: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    facts_from: Optional[str] = None  # where torch/CUDA came from: "image-env" | "image-tag" | "table"
+    smoke: Optional[SmokeFacts] = None
+
+    def env_value(self, name: str) -> Optional[str]:
+        for key, value in self.env:
+            if key == name:
+                return value
+        return None
 
 
 @dataclass(frozen=True)

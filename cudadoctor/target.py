@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from .facts import ImageFacts
+
 
 @dataclass(frozen=True)
 class Target:
@@ -18,3 +20,4 @@ class Target:
     origin: str = "recommendation"  # recommendation | default-wheel | --variant | --image | installed-torch
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings the workload carries (or --require)
     min_memory_bytes: Optional[int] = None
+    image_facts: Optional[ImageFacts] = None  # what the Docker daemon said about --image REF

@@ -12,7 +12,7 @@ from ..facts import HostFacts
 from ..findings import Finding
 from ..table import CompatTable
 from ..target import Target
-from . import driver, environment, gpu, health, nvml, system, torch
+from . import container, driver, environment, gpu, health, nvml, system, torch
 
 Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
 
@@ -36,6 +36,11 @@ RULES: tuple[Rule, ...] = (
     health.check_memory,
     health.check_capabilities,
     torch.check_torch,
+    # Docker, image and requirement checks (issue 4); they judge only what was probed.
+    container.check_docker,
+    container.check_image,
+    container.check_requirements,
+    container.check_smoke,
 )
 
 

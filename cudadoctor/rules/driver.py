@@ -13,7 +13,7 @@ from ..versions import CudaVersion
 
 
 def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
-    if target is None or not facts.nvml_ok:
+    if target is None or not target.cuda or not facts.nvml_ok:  # an image may not say its CUDA
         return []
     cuda = CudaVersion.parse(target.cuda)
     support = driver_support(facts, table, cuda)

@@ -117,7 +117,9 @@ def check_container(facts: HostFacts, table: CompatTable, target: Optional[Targe
         return []
     where = system.container_runtime or "a container"
     evidence = ", ".join(system.container_evidence)
-    if gpu_request_missing(system):
+    # NVML enumerating GPUs proves they were passed in, whatever this process sees of /dev.
+    nvml_sees_gpus = facts.nvml_ok and facts.driver.source == "nvml" and bool(facts.gpus)
+    if gpu_request_missing(system) and not nvml_sees_gpus:
         requested = system.env("NVIDIA_VISIBLE_DEVICES")
         if requested is not None and requested.strip().lower() in ("", "void", "none"):
             detail = f"NVIDIA_VISIBLE_DEVICES={requested!r}: the NVIDIA runtime passes no GPU into this container"

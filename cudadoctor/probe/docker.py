@@ -1,0 +1,233 @@
+"""Read the Docker Engine and the NVIDIA Container Toolkit on this host.
+
+The docker SDK is imported here only, so a plain ``check`` never loads it. Every call to the
+daemon is bounded: each request by the SDK's socket timeout, and the whole conversation by a
+deadline (a daemon that accepts the connection and never answers must not hang us). Every
+failure becomes a DockerFacts state with the error's own text; nothing here raises.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import socket
+import threading
+from typing import Any, Callable, Iterable, Optional, TypeVar
+
+from ..facts import DockerFacts
+
+DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
+CDI_GPU_KIND = "nvidia.com/gpu"
+TOOLKIT_BINARIES = (
+    "nvidia-container-runtime-hook",  # what Docker's --gpus driver runs (registered only if on dockerd's PATH)
+    "nvidia-container-runtime",
+    "nvidia-container-cli",
+    "nvidia-ctk",
+    "nvidia-cdi-hook",
+    "nvidia-container-toolkit",
+)
+TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+_EXTRA_PATH = ("/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/bin", "/sbin")
+
+STATE_OK = "ok"
+STATE_UNREACHABLE = "unreachable"
+STATE_PERMISSION = "permission-denied"
+STATE_TIMEOUT = "timeout"
+STATE_ERROR = "error"
+
+T = TypeVar("T")
+
+
+class _Deadline(Exception):
+    pass
+
+
+def run_bounded(fn: Callable[[], T], seconds: float) -> T:
+    """Run ``fn`` in a daemon thread; raise _Deadline if it has not returned within ``seconds``.
+    The thread is abandoned (the process exits without waiting for it)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="cudadoctor-docker", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise _Deadline()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def docker_endpoint(environ: Optional[dict[str, str]] = None) -> str:
+    env = os.environ if environ is None else environ
+    return env.get("DOCKER_HOST") or DEFAULT_SOCKET
+
+
+def _chain(exc: BaseException) -> Iterable[BaseException]:
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        for attr in ("reason", "original_error"):  # urllib3 keeps the cause here, not in __cause__
+            inner = getattr(current, attr, None)
+            if isinstance(inner, BaseException) and id(inner) not in seen:
+                yield inner
+        current = current.__cause__ or current.__context__
+
+
+def classify_error(exc: BaseException) -> str:
+    """One word for what went wrong talking to the daemon."""
+    for link in _chain(exc):
+        if isinstance(link, PermissionError) or getattr(link, "errno", None) in (errno.EACCES, errno.EPERM):
+            return STATE_PERMISSION
+    for link in _chain(exc):
+        if isinstance(link, (socket.timeout, TimeoutError)) or "timed out" in str(link).lower():
+            return STATE_TIMEOUT
+    for link in _chain(exc):
+        if isinstance(link, (FileNotFoundError, ConnectionError)):
+            return STATE_UNREACHABLE
+    text = str(exc)
+    if "Permission denied" in text:
+        return STATE_PERMISSION
+    if "Connection refused" in text or "No such file" in text or "Connection aborted" in text:
+        return STATE_UNREACHABLE
+    return STATE_ERROR
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_SPEC_DIRS) -> tuple[Optional[Any], DockerFacts]:
+    """Open a client to the daemon DOCKER_HOST names (or the default socket) and read its
+    version and info. Returns (client or None, facts)."""
+    host = docker_endpoint()
+    local = host.startswith("unix://")
+    base = DockerFacts(host=host, daemon_local=local, timeout_s=timeout)
+    host_files = _host_files(cdi_dirs) if local else {}
+    try:
+        import docker  # heavy: only when a Docker check runs
+    except Exception as exc:
+        return None, _replace(base, state=STATE_ERROR, error=f"cannot import the docker SDK: {exc}", **host_files)
+
+    def talk() -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        client = docker.from_env(timeout=max(timeout, 0.1))
+        return client, client.version(), client.info()
+
+    try:
+        client, version, info = run_bounded(talk, timeout * 2 + 1)
+    except _Deadline:
+        return None, _replace(
+            base, state=STATE_TIMEOUT, error=f"the Docker daemon at {host} did not answer within {timeout:g} s", **host_files
+        )
+    except Exception as exc:
+        return None, _replace(base, state=classify_error(exc), error=_error_text(exc), **host_files)
+    runtimes = info.get("Runtimes") if isinstance(info, dict) else None
+    spec_dirs = info.get("CDISpecDirs") if isinstance(info, dict) else None
+    facts = _replace(
+        base,
+        state=STATE_OK,
+        server_version=_str(version.get("Version")) if isinstance(version, dict) else None,
+        api_version=_str(version.get("ApiVersion")) if isinstance(version, dict) else None,
+        runtimes=tuple(sorted(runtimes)) if isinstance(runtimes, dict) else (),
+        default_runtime=_str(info.get("DefaultRuntime")),
+        os_type=_str(info.get("OSType")),
+        architecture=_str(info.get("Architecture")),
+        **host_files,
+    )
+    if isinstance(spec_dirs, list) and spec_dirs and local:
+        facts = _replace(facts, **_cdi(tuple(str(d) for d in spec_dirs)))
+    return client, facts
+
+
+def probe_docker(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_SPEC_DIRS) -> DockerFacts:
+    client, facts = connect(timeout, cdi_dirs)
+    close_quietly(client)
+    return facts
+
+
+def close_quietly(client: Any) -> None:
+    if client is not None:
+        try:
+            client.close()
+        except Exception:
+            pass
+
+
+def _str(value: Any) -> Optional[str]:
+    return str(value) if value not in (None, "") else None
+
+
+def _replace(facts: DockerFacts, **changes: Any) -> DockerFacts:
+    import dataclasses
+
+    return dataclasses.replace(facts, **changes)
+
+
+# --- files on this host ----------------------------------------------------------------------
+
+
+def _host_files(cdi_dirs: tuple[str, ...]) -> dict[str, Any]:
+    found = {}
+    found.update(_cdi(cdi_dirs))
+    found.update(_toolkit())
+    return found
+
+
+def _cdi(dirs: tuple[str, ...]) -> dict[str, Any]:
+    """CDI spec files that declare the ``nvidia.com/gpu`` kind (YAML or JSON, read as text)."""
+    specs = []
+    for directory in dirs:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".yaml", ".yml", ".json")):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(1_000_000)
+            except OSError:
+                continue
+            if re.search(r"""["']?kind["']?\s*:\s*["']?nvidia\.com/gpu["']?""", text):
+                specs.append(path)
+    return {"cdi_spec_dirs": dirs, "cdi_nvidia_specs": tuple(specs)}
+
+
+def _toolkit() -> dict[str, Any]:
+    path = os.pathsep.join([os.environ.get("PATH", ""), *_EXTRA_PATH])
+    binaries = []
+    for name in TOOLKIT_BINARIES:
+        found = shutil.which(name, path=path)
+        if found:
+            binaries.append(found)
+    config, mode, disable = None, None, None
+    try:
+        with open(TOOLKIT_CONFIG, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1_000_000)
+        config = TOOLKIT_CONFIG
+        mode_match = re.search(r'^\s*mode\s*=\s*"([^"]*)"', text, re.MULTILINE)
+        mode = mode_match.group(1) if mode_match else None
+        disable_match = re.search(r"^\s*disable-require\s*=\s*(true|false)", text, re.MULTILINE)
+        disable = disable_match.group(1) == "true" if disable_match else None
+    except OSError:
+        pass
+    return {
+        "toolkit_binaries": tuple(dict.fromkeys(binaries)),
+        "toolkit_config": config,
+        "toolkit_mode": mode,
+        "toolkit_disable_require": disable,
+    }

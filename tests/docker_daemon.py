@@ -1,0 +1,146 @@
+"""A real Docker daemon for the tests: reuse one that answers, else start a private one.
+
+The private daemon runs ``dockerd --storage-driver=vfs --iptables=false --bridge=none`` with its
+own data root, exec root, pid file and unix socket under a temporary directory, so it never
+touches a system daemon. Test images are built ``FROM scratch`` with the legacy builder and
+carry only ENV and LABEL lines: the exact environment of real CUDA / PyTorch images.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from typing import Mapping, Optional
+
+# Set this to a daemon's address to use it instead of starting one.
+REUSE_ENV = "CUDADOCTOR_TEST_DOCKER_HOST"
+START_TIMEOUT_S = 60.0
+
+
+def answers(host: str, timeout: float = 3.0) -> bool:
+    try:
+        import docker
+
+        client = docker.DockerClient(base_url=host, timeout=timeout)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+class PrivateDaemon:
+    """dockerd started by the test session; ``stop()`` ends exactly that process."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="cdd-", dir="/tmp")  # short: unix socket paths are limited
+        self.socket = os.path.join(self.root, "docker.sock")
+        self.host = f"unix://{self.socket}"
+        self.log_path = os.path.join(self.root, "dockerd.log")
+        self.process: Optional[subprocess.Popen] = None
+
+    def start(self) -> Optional[str]:
+        """Start dockerd; return None on success, else why it could not be started."""
+        dockerd = shutil.which("dockerd") or shutil.which("dockerd", path="/usr/sbin:/usr/bin:/usr/local/bin")
+        if dockerd is None:
+            return "dockerd is not installed (apt-get install docker.io)"
+        if os.geteuid() != 0:
+            return "dockerd needs root here"
+        command = [
+            dockerd,
+            "--storage-driver=vfs",
+            "--iptables=false",
+            "--bridge=none",
+            f"--data-root={self.root}/data",
+            f"--exec-root={self.root}/exec",
+            f"--pidfile={self.root}/dockerd.pid",
+            f"--host={self.host}",
+        ]
+        log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return f"dockerd exited with status {self.process.returncode}: {self._log_tail()}"
+            if os.path.exists(self.socket) and answers(self.host):
+                return None
+            time.sleep(0.2)
+        self.stop()
+        return f"dockerd did not answer within {START_TIMEOUT_S:g} s: {self._log_tail()}"
+
+    def _log_tail(self) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as handle:
+                return " | ".join(handle.read().strip().splitlines()[-3:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def dockerfile(env: Mapping[str, str], labels: Mapping[str, str]) -> str:
+    """A FROM scratch Dockerfile with only ENV and LABEL lines (JSON strings quote any value)."""
+    lines = ["FROM scratch"]
+    lines += [f"ENV {key}={json.dumps(value)}" for key, value in env.items()]
+    lines += [f"LABEL {json.dumps(key)}={json.dumps(value)}" for key, value in labels.items()]
+    return "\n".join(lines) + "\n"
+
+
+def build_image(host: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str] = {}, platform: Optional[str] = None) -> None:
+    """Build through the Engine's legacy builder (the /build endpoint without BuildKit)."""
+    import docker
+
+    data = dockerfile(env, labels).encode()
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    archive.seek(0)
+    client = docker.DockerClient(base_url=host, timeout=120)
+    try:
+        kwargs = {"platform": platform} if platform else {}
+        client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True, **kwargs)
+    finally:
+        client.close()
+
+
+def load_image(host: str, tag: str, os_name: str, architecture: str, env: Mapping[str, str]) -> None:
+    """An image for another platform: the legacy builder ignores --platform for FROM scratch, so
+    the image is loaded from a `docker save` archive holding just a config and no layers."""
+    import docker
+
+    config = {
+        "architecture": architecture,
+        "os": os_name,
+        "config": {"Env": [f"{k}={v}" for k, v in env.items()]},
+        "rootfs": {"type": "layers", "diff_ids": []},
+    }
+    manifest = [{"Config": "config.json", "RepoTags": [tag], "Layers": []}]
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, content in (("config.json", config), ("manifest.json", manifest)):
+            data = json.dumps(content).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    client = docker.DockerClient(base_url=host, timeout=120)
+    try:
+        client.images.load(archive.getvalue())
+    finally:
+        client.close()

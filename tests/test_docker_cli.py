@@ -1,0 +1,106 @@
+"""The container flags on the command line, without a daemon: validation and --require."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, cwd=ROOT, timeout=60, env=env)
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["--require", "cuda>>12"], "bad token 'cuda>>12'"),
+        (["--require", "cuda>=12.8", "--require", "cuda >= 12.0"], "bad token 'cuda'"),
+        (["--require", "cuda>=12.8 brand>=tesla"], "bad token 'brand>=tesla'"),
+        (["--image", "img; touch /tmp/cudadoctor-pwned"], "not allowed"),
+        (["--image", "$(id)"], "not allowed"),
+        (["--image", "a" * 5000], "characters long"),
+        (["--pull"], "--pull needs --image"),
+        (["--smoke"], "--smoke needs --image"),
+        (["--image", "nvidia/cuda:12.8.1-base-ubuntu22.04", "--variant", "cu128"], "not both"),
+        (["--timeout", "0"], "--timeout"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, says):
+    out = run("check", "--driver", "550.54.14", *args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudadoctor: error: ") and says in lines[0]
+    assert not Path("/tmp/cudadoctor-pwned").exists()
+
+
+def test_require_against_what_if_flags():
+    out = run("check", "--json", "--driver", "550.54.14", "--gpu", "A100", "--require", "cuda>=12.8", "--require", "driver>=535")
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    codes = {f["code"]: f for f in data["findings"]}
+    assert (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer "
+        "version, or use an earlier cuda container" in codes["image-requirement-unsatisfied"]["detail"]
+    )
+    assert "driver>=535" in codes["image-requirements-ok"]["title"]
+    assert data["target"]["requirements"] == ["cuda>=12.8", "driver>=535"]
+    assert data["host"]["docker"] is None  # --require alone does not talk to Docker
+
+
+def test_require_against_snapshot(tmp_path):
+    snapshot = {
+        "schema": 1,
+        "kind": "cudadoctor-host-snapshot",
+        "host": {
+            "driver": {"nvml_state": "ok", "driver_version": "535.104.05", "cuda_driver_version": "12.2"},
+            "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 4090", "brand": "geforce", "compute_capability": "8.9"}],
+        },
+    }
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(snapshot))
+    for requirement, code in (("brand=geforce,driver>=535,driver<536", "image-requirements-ok"), ("brand=tesla", "image-requirement-unsatisfied")):
+        out = run("check", "--json", "--snapshot", str(path), "--require", requirement)
+        codes = [f["code"] for f in json.loads(out.stdout)["findings"]]
+        assert code in codes
+
+
+def test_plain_check_does_not_import_docker():
+    code = (
+        "import sys\n"
+        "from cudadoctor.cli import cli\n"
+        "try:\n"
+        "    cli.main(['check', '--json', '--driver', '550.54.14', '--gpu', 'A100'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('DOCKER-LOADED' if 'docker' in sys.modules or 'requests' in sys.modules else 'DOCKER-NOT-LOADED', file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "DOCKER-NOT-LOADED" in out.stderr
+
+
+def test_require_without_nvml_is_unchecked(nvml_missing_env):
+    import os
+
+    out = run("check", "--json", "--require", "cuda>=12.8", env={**os.environ, **nvml_missing_env})
+    codes = [f["code"] for f in json.loads(out.stdout)["findings"]]
+    assert "image-requirements-unchecked" in codes and "image-requirement-unsatisfied" not in codes
+
+
+def test_image_rule_states():
+    from cudadoctor.facts import HostFacts, ImageFacts
+    from cudadoctor.rules.container import check_image
+    from cudadoctor.table import load_table
+    from cudadoctor.target import Target
+
+    table = load_table()
+    broken = Target("", "", "", image="x:1", origin="--image", image_facts=ImageFacts("x:1", state="error", error="boom"))
+    assert [(f.code, f.severity) for f in check_image(HostFacts(), table, broken)] == [("image-inspect-failed", "fail")]
+    unknown = Target("", "cu128", "12.8", image="x:1", origin="--image", image_facts=ImageFacts("x:1", state="ok", facts_from="image-env"))
+    assert [f.code for f in check_image(HostFacts(), table, unknown)] == ["image-ok", "image-torch-unknown"]
