@@ -49,11 +49,17 @@ def main() -> None:
         env.pop("CUDADOCTOR_TABLE", None)
         # An installed package has its bytecode cached; let the warm-up runs write it here too.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # The console script, as users run it (`python -m` would add runpy's start-up on top).
+        script = Path(sys.executable).with_name("cudadoctor")
+        if not script.exists():
+            sys.exit(f"no console script at {script}: install the project first (pip install -e .)")
+        exe = [str(script)]
         cases = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
-            ("cudadoctor check --json (8 GPUs)", [sys.executable, "-m", "cudadoctor", "check", "--json"]),
-            ("cudadoctor check (text, 8 GPUs)", [sys.executable, "-m", "cudadoctor", "check"]),
-            ("cudadoctor recommend --image --format tag", [sys.executable, "-m", "cudadoctor", "recommend", "--image", "--format", "tag"]),
+            ("cudadoctor check --json (8 GPUs)", exe + ["check", "--json"]),
+            ("cudadoctor check (text, 8 GPUs)", exe + ["check"]),
+            ("cudadoctor recommend --image --format tag", exe + ["recommend", "--image", "--format", "tag"]),
+            ("python -m cudadoctor check --json", [sys.executable, "-m", "cudadoctor", "check", "--json"]),
         ]
         measure(cases[1][1], env, 3)  # warm the page cache and .pyc files
         print(f"{'command':45} {'median ms':>10} {'peak MiB':>9} {'exit':>5}   ({args.runs} runs, {os.cpu_count()} CPUs)")

@@ -92,6 +92,8 @@ def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def validate_container_options(image, pull, requires, smoke, variant):
     """Check --image/--require/... before anything talks to Docker; returns the parsed reference."""
+    if image is None and not (pull or smoke or requires):
+        return None
     from .imageref import ImageRefError, parse_image_ref
     from .requirements import RequirementError, validate_requirement
 

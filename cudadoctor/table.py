@@ -668,6 +668,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         )
     _in_order(ccs, lambda row: row.cc, "compute_capabilities", "compute capability")
     known_ccs = {row.cc for row in ccs}
+    cc_rows = {row.cc: row for row in ccs}
 
     def known_cc(value: Any, where: str, key: str) -> ComputeCapability:
         cc = r.parse(ComputeCapability.parse, value, where, key)
@@ -717,7 +718,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             if key in seen_names and seen_names[key] != name:
                 raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
             seen_names[key] = name
-        info = next(row for row in ccs if row.cc == cc)
+        info = cc_rows[cc]
         gpus.append(
             GpuModel(
                 name=name,

@@ -27,6 +27,10 @@ _CUDA_RE = re.compile(r"^\d{1,3}(?:\.\d{1,4}){0,2}$")
 _CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<packed>\d{2,3})[af]?)$")
 
 
+_CUDA_CACHE: dict[str, "CudaVersion"] = {}
+_CC_CACHE: dict[str, "ComputeCapability"] = {}
+
+
 def _numbers(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
@@ -118,6 +122,10 @@ class CudaVersion(_Dotted):
 
     @classmethod
     def parse(cls, text: str) -> "CudaVersion":
+        # Values are immutable, so repeated parses of the same text (the table has thousands)
+        # can share one object.
+        if isinstance(text, str) and text in _CUDA_CACHE:
+            return _CUDA_CACHE[text]
         value = str(text).strip()
         if not _CUDA_RE.match(value):
             raise VersionError(
@@ -126,7 +134,10 @@ class CudaVersion(_Dotted):
         numbers = _numbers(value)
         if len(numbers) == 1:
             numbers = numbers + (0,)
-        return cls(numbers)
+        parsed = cls(numbers)
+        if cls is CudaVersion and isinstance(text, str) and len(_CUDA_CACHE) < 1024:
+            _CUDA_CACHE[text] = parsed
+        return parsed
 
     @classmethod
     def from_nvml(cls, value: int) -> "CudaVersion":
@@ -162,6 +173,8 @@ class ComputeCapability:
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":
+        if isinstance(text, str) and text in _CC_CACHE:
+            return _CC_CACHE[text]
         value = str(text).strip().lower()
         match = _CC_RE.match(value)
         if not match:
@@ -169,9 +182,13 @@ class ComputeCapability:
                 f"invalid compute capability {text!r}: expected MAJOR.MINOR such as 8.6, or sm_86"
             )
         if match.group("dot") is not None:
-            return cls(int(match.group("dot")), int(match.group("minor")))
-        packed = match.group("packed")
-        return cls(int(packed[:-1]), int(packed[-1]))
+            parsed = cls(int(match.group("dot")), int(match.group("minor")))
+        else:
+            packed = match.group("packed")
+            parsed = cls(int(packed[:-1]), int(packed[-1]))
+        if cls is ComputeCapability and isinstance(text, str) and len(_CC_CACHE) < 1024:
+            _CC_CACHE[text] = parsed
+        return parsed
 
     @property
     def sm(self) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import datetime
-import socket
+import os
+import time
 
 from .. import __version__
 from ..facts import HostFacts
@@ -20,16 +20,13 @@ def probe_host(torch_runtime: bool = False) -> HostFacts:
     torch = probe_torch_metadata()
     if torch_runtime:
         torch = probe_torch_runtime(torch)
-    try:
-        hostname = socket.gethostname()
-    except OSError:
-        hostname = None
+    hostname = os.uname().nodename or None  # as socket.gethostname(), without importing socket
     return HostFacts(
         driver=driver,
         gpus=gpus,
         system=system,
         torch=torch,
         hostname=hostname,
-        probed_at=datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+        probed_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
         cudadoctor_version=__version__,
     )

@@ -12,7 +12,6 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
 import sys
 from typing import Optional, Sequence
 
@@ -120,6 +119,8 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
         return metadata
     command = [python or sys.executable, "-c", _RUNTIME_SCRIPT]
     try:
+        import subprocess  # only for --torch-runtime: keeps `check` start-up lean
+
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return dataclasses.replace(

@@ -12,9 +12,24 @@ from ..facts import HostFacts
 from ..findings import Finding
 from ..table import CompatTable
 from ..target import Target
-from . import container, driver, environment, gpu, health, nvml, system, torch
+from . import driver, environment, gpu, health, nvml, system, torch
 
 Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
+
+
+def _container_rule(name: str) -> Rule:
+    """A container rule, imported only when something container-related was probed or asked for:
+    its requirement parser is not needed by a plain `check`, and start-up time is a feature."""
+
+    def rule(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> Iterable[Finding]:
+        if facts.docker is None and (target is None or (target.image_facts is None and not target.requirements)):
+            return []
+        from . import container
+
+        return getattr(container, name)(facts, table, target)
+
+    rule.__name__ = rule.__qualname__ = name
+    return rule
 
 # Report order: can NVML talk to a driver, which GPUs, does the driver fit the target, do the GPUs.
 RULES: tuple[Rule, ...] = (
@@ -37,10 +52,10 @@ RULES: tuple[Rule, ...] = (
     health.check_capabilities,
     torch.check_torch,
     # Docker, image and requirement checks (issue 4); they judge only what was probed.
-    container.check_docker,
-    container.check_image,
-    container.check_requirements,
-    container.check_smoke,
+    _container_rule("check_docker"),
+    _container_rule("check_image"),
+    _container_rule("check_requirements"),
+    _container_rule("check_smoke"),
 )
 
 
