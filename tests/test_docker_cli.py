@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,17 @@ def test_image_rule_states():
     assert [(f.code, f.severity) for f in check_image(HostFacts(), table, broken)] == [("image-inspect-failed", "fail")]
     unknown = Target("", "cu128", "12.8", image="x:1", origin="--image", image_facts=ImageFacts("x:1", state="ok", facts_from="image-env"))
     assert [f.code for f in check_image(HostFacts(), table, unknown)] == ["image-ok", "image-torch-unknown"]
+
+
+def test_family_tag_is_judged_from_the_table_when_the_daemon_is_down(tmp_path):
+    # No daemon listens here: the table still knows pytorch-cuda:v2.9-cu128, so the driver and
+    # arch rules run on its facts and the inspection failure is only a warning.
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/nobody.sock"}
+    out = run("check", "--json", "--image", "pytorch-cuda:v2.9-cu128", "--driver", "570.86.16", "--gpu", "RTX 5090", "--timeout", "2", env=env)
+    data = json.loads(out.stdout)
+    codes = {f["code"]: f for f in data["findings"]}
+    assert codes["docker-unreachable"]["severity"] == "fail"
+    assert codes["image-inspect-failed"]["severity"] == "warn"
+    assert "judged from the table as PyTorch 2.9 cu128" in codes["image-inspect-failed"]["detail"]
+    assert (data["target"]["torch"], data["target"]["variant"]) == ("2.9", "cu128")
+    assert codes["gpu-arch-ok"]["severity"] == "ok" and codes["driver-ok"]["severity"] == "ok"

@@ -171,7 +171,21 @@ def check_image(facts: HostFacts, table: CompatTable, target: Optional[Target]) 
             Finding("image-pull-failed", FAIL, f"Pulling {ref} failed", image.error or "", f"Run `docker pull {ref}` to see the registry's answer.", DOCKER_SOURCE, "image")
         ]
     if image.state != "ok":
-        return [Finding("image-inspect-failed", FAIL, f"Cannot inspect image {ref}", image.error or image.state, "Run `docker image inspect` on it.", DOCKER_SOURCE, "image")]
+        known = image.facts_from == "table"
+        detail = image.error or image.state
+        if known:
+            detail += f". The table knows this tag: judged from the table as PyTorch {target.torch} {target.variant}."
+        return [
+            Finding(
+                "image-inspect-failed",
+                WARN if known else FAIL,
+                f"Cannot inspect image {ref}",
+                detail,
+                f"Make the Docker daemon answer, then run `docker image inspect {ref}`.",
+                DOCKER_SOURCE,
+                "image",
+            )
+        ]
     findings = []
     platform = "/".join(p for p in (image.os, image.architecture, image.variant) if p) or "platform unknown"
     holds = []
