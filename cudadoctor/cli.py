@@ -437,23 +437,12 @@ def table_command(
 
 
 def _resolve_gpu_name(table, name: str):
-    from .versions import ComputeCapability, VersionError
+    from .whatif import WhatIfError, resolve_gpu_spec
 
-    text = name.strip()
-    model = table.gpu_model(text) if text else None
-    if model is not None:
-        return model, model.cc
     try:
-        cc = ComputeCapability.parse(text)
-    except VersionError:
-        raise InputError(
-            f"unknown GPU {name!r}: give a product such as A100 or RTX 4090, or a compute capability such as 8.6 "
-            "(list the products with `cudadoctor table --gpus`)"
-        ) from None
-    if table.cc_info(cc) is None:
-        known = ", ".join(str(c.cc) for c in table.compute_capabilities)
-        raise InputError(f"compute capability {cc} is not one the table knows ({known})")
-    return None, cc
+        return resolve_gpu_spec(name, table)
+    except WhatIfError as exc:
+        raise InputError(str(exc)) from None
 
 
 # --- entry point -----------------------------------------------------------------------------

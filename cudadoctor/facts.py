@@ -351,21 +351,15 @@ def snapshot_from_dict(data: Any) -> HostFacts:
 
 def load_snapshot(path: str) -> HostFacts:
     """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
+    from .userfiles import read_user_file
+
+    text = read_user_file(path, "snapshot", SnapshotError)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path}: no such file") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"snapshot {path}: is a directory") from None
-    except PermissionError:
-        raise SnapshotError(f"snapshot {path}: permission denied") from None
-    except UnicodeDecodeError:
-        raise SnapshotError(f"snapshot {path}: not UTF-8 text") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"snapshot {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
-    except OSError as exc:
-        raise SnapshotError(f"snapshot {path}: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise SnapshotError(f"snapshot {path}: nested too deeply") from None
     try:
         return snapshot_from_dict(data)
     except SnapshotError as exc:

@@ -46,15 +46,9 @@ def families_path_from_env(path: Optional[str]) -> Optional[str]:
 
 def load_families(path: str, table: CompatTable) -> CompatTable:
     """The table with the families of a TOML file added after its own; raises FamiliesError."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise FamiliesError(f"families file {path}: no such file") from None
-    except IsADirectoryError:
-        raise FamiliesError(f"families file {path}: is a directory") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FamiliesError(f"families file {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    from .userfiles import read_user_file
+
+    text = read_user_file(path, "families file", FamiliesError)
     try:
         return add_families(_toml_loads(text), table, path)
     except (FamiliesError, TableError) as exc:

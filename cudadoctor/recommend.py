@@ -9,7 +9,7 @@ a tier the newest CUDA wins. Pure: facts and table in, a Recommendation out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from .facts import HostFacts
 from .hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
@@ -72,6 +72,22 @@ def _driver_reason(tier: str, support, variant: WheelVariant) -> str:
     return ""
 
 
+def _no_fit(
+    release: PytorchRelease, family: ImageFamily, why: str, rejected: Sequence[Rejection] = (), fixes: Sequence[str] = ()
+) -> Recommendation:
+    return Recommendation(
+        torch=release.version,
+        family=family.name,
+        variant=None,
+        cuda=None,
+        image=None,
+        support=None,
+        why=why,
+        rejected=tuple(rejected),
+        fixes=tuple(fixes),
+    )
+
+
 def recommend(
     facts: HostFacts,
     table: CompatTable,
@@ -84,15 +100,11 @@ def recommend(
     offered = family.variants_for(release)
     if facts.nvml_ok and facts.driver.source == "nvml" and not gpus_in_scope(facts):
         # A driver with no visible GPU runs no CUDA build at all; recommending one would mislead.
-        return Recommendation(
-            torch=release.version,
-            family=family.name,
-            variant=None,
-            cuda=None,
-            image=None,
-            support=None,
-            why="the driver answers but no GPU is visible to CUDA here",
-            fixes=("make a GPU visible (see the no-gpu finding), then run cudadoctor again",),
+        return _no_fit(
+            release,
+            family,
+            "the driver answers but no GPU is visible to CUDA here",
+            fixes=["make a GPU visible (see the no-gpu finding), then run cudadoctor again"],
         )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
@@ -110,27 +122,19 @@ def recommend(
             continue
         candidates.append((TIER_RANK[support.tier], variant, support.tier))
     if not offered:
-        return Recommendation(
-            torch=release.version,
-            family=family.name,
-            variant=None,
-            cuda=None,
-            image=None,
-            support=None,
-            why=f"the {family.name} family offers no image for PyTorch {release.version}",
-            fixes=tuple(_other_releases(facts, table, family, release) if suggest_other_releases else ()),
+        return _no_fit(
+            release,
+            family,
+            f"the {family.name} family offers no image for PyTorch {release.version}",
+            fixes=_other_releases(facts, table, family, release) if suggest_other_releases else [],
         )
     if not candidates:
-        return Recommendation(
-            torch=release.version,
-            family=family.name,
-            variant=None,
-            cuda=None,
-            image=None,
-            support=None,
-            why=f"no CUDA variant of PyTorch {release.version} fits this host",
-            rejected=tuple(rejected),
-            fixes=tuple(_fixes(facts, table, family, release, suggest_other_releases)),
+        return _no_fit(
+            release,
+            family,
+            f"no CUDA variant of PyTorch {release.version} fits this host",
+            rejected,
+            _fixes(facts, table, family, release, suggest_other_releases),
         )
     # Best tier first; within it the newest CUDA.
     candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))

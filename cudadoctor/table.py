@@ -315,6 +315,12 @@ class CompatTable:
 
     # --- compute capabilities and products --------------------------------------------------
 
+    def feature(self, name: str) -> Optional[Feature]:
+        for feature in self.features:
+            if feature.name == name:
+                return feature
+        return None
+
     def cc_info(self, cc: ComputeCapability) -> Optional[ComputeCapabilityInfo]:
         for row in self.compute_capabilities:
             if row.cc == cc:
@@ -473,15 +479,9 @@ def _object_label(pairs: list[tuple[str, Any]]) -> str:
 def load_table(path: Optional[str] = None) -> CompatTable:
     """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
     path = path or os.environ.get(TABLE_ENV) or default_table_path()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise TableError(f"table {path}: no such file") from None
-    except IsADirectoryError:
-        raise TableError(f"table {path}: is a directory") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TableError(f"table {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    from .userfiles import read_user_file
+
+    text = read_user_file(path, "table", TableError)
     try:
         data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:

@@ -17,7 +17,7 @@ class Target:
     cuda: str  # "12.8"
     image: Optional[str] = None  # "pytorch-cuda:v2.9-cu128", when an image is the target
     family: Optional[str] = None
-    origin: str = "recommendation"  # recommendation | default-wheel | --variant | --image | installed-torch
+    origin: str = "recommendation"  # recommendation | default-wheel | --variant | --image
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings the workload carries (or --require)
     min_memory_bytes: Optional[int] = None
     image_facts: Optional[ImageFacts] = None  # what the Docker daemon said about --image REF

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Optional, Sequence
 
 from .facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
-from .table import CompatTable
+from .table import CompatTable, GpuModel
 from .versions import ComputeCapability, DriverVersion, VersionError
 
 
@@ -28,24 +28,34 @@ def parse_driver(text: str, table: CompatTable) -> DriverFacts:
     )
 
 
-def parse_gpu(spec: str, index: int, table: CompatTable) -> GpuFacts:
+def resolve_gpu_spec(spec: str, table: CompatTable) -> tuple[Optional[GpuModel], ComputeCapability]:
+    """A product the table knows (its model and compute capability), or a bare compute capability."""
     text = spec.strip()
     if not text or len(text) > 100:
-        raise WhatIfError(f"--gpu: {spec[:40]!r} is not a GPU: give a compute capability such as 8.6 or a product name such as A100")
+        raise WhatIfError(f"{spec[:40]!r} is not a GPU: give a compute capability such as 8.6 or a product name such as A100")
     model = table.gpu_model(text)
     if model is not None:
-        return GpuFacts(index=index, name=model.name, compute_capability=str(model.cc), source="what-if")
+        return model, model.cc
     try:
         cc = ComputeCapability.parse(text)
     except VersionError:
         raise WhatIfError(
-            f"--gpu: unknown GPU {text!r}: give a compute capability such as 8.6, or a product the table "
+            f"unknown GPU {text!r}: give a compute capability such as 8.6, or a product the table "
             "knows such as A100, H100 or RTX 4090 (list them with `cudadoctor table --gpus`)"
         ) from None
     if table.cc_info(cc) is None:
         known = ", ".join(str(c.cc) for c in table.compute_capabilities)
-        raise WhatIfError(f"--gpu: compute capability {cc} is not one the table knows ({known})")
-    return GpuFacts(index=index, name=f"compute capability {cc}", compute_capability=str(cc), source="what-if")
+        raise WhatIfError(f"compute capability {cc} is not one the table knows ({known})")
+    return None, cc
+
+
+def parse_gpu(spec: str, index: int, table: CompatTable) -> GpuFacts:
+    try:
+        model, cc = resolve_gpu_spec(spec, table)
+    except WhatIfError as exc:
+        raise WhatIfError(f"--gpu: {exc}") from None
+    name = model.name if model is not None else f"compute capability {cc}"
+    return GpuFacts(index=index, name=name, compute_capability=str(cc), source="what-if")
 
 
 def apply_what_if(

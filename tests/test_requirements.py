@@ -18,7 +18,6 @@ from cudadoctor.requirements import (
     HostValues,
     RequirementError,
     compare_versions,
-    evaluate_requirement,
     evaluate_requirements,
     image_requirements,
     parse_condition,

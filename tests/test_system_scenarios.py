@@ -5,7 +5,6 @@ sysroot. Each test names the finding code it produces."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Optional
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 import cuda_stub
 import nvml_stub
 from scenario import CheckRun, compose_env, run_check
-from sysroot import AMD_MI300, ASPEED_BMC, H100, INTEL_ARC, make_sysroot
+from sysroot import AMD_MI300, ASPEED_BMC, INTEL_ARC, make_sysroot
 
 RTX4090 = dict(name="NVIDIA GeForce RTX 4090", brand=5, cc="8.9", memory=25757220864)
 V100 = dict(name="Tesla V100-SXM2-16GB", brand=2, cc="7.0", memory=17179869184)

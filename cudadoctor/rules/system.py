@@ -11,12 +11,11 @@ from ..hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
 from ..probe.system import library_version
 from ..table import CompatTable
 from ..target import Target
-from ..versions import ComputeCapability, CudaVersion, VersionError
+from ..versions import CudaVersion, VersionError
 
 PROBE = "/proc/driver/nvidia, /sys/module/nvidia, /dev, libcuda.so.1 on this host"
-KERNEL_MODULE_SOURCE = "NVIDIA Driver Installation Guide, Kernel Modules"
-# The open kernel modules drive Turing (7.5) and newer only (they need the GSP Turing introduced).
-OPEN_MODULE_MIN_CC = ComputeCapability(7, 5)
+# The table's feature row for the open kernel modules (Turing and newer: they need the GSP).
+OPEN_MODULE_FEATURE = "open GPU kernel modules"
 CUDA_ERROR_STUB_LIBRARY = 34
 # NVML brand names (probe.nvml.BRAND_NAMES) that settle the GPU class when the catalogue does not know the model.
 _BRAND_CLASS = {"tesla": "data-center", "geforce": "consumer", "geforcertx": "consumer", "titan": "consumer", "titanrtx": "consumer"}
@@ -160,20 +159,21 @@ def check_kernel_module(facts: HostFacts, table: CompatTable, target: Optional[T
                 "driver",
             )
         )
-    if module.flavour == "open":
+    open_modules = table.feature(OPEN_MODULE_FEATURE)
+    if module.flavour == "open" and open_modules is not None:
         for gpu in facts.gpus:
             cc = gpu_cc(gpu, table)
-            if cc is not None and cc < OPEN_MODULE_MIN_CC:
+            if cc is not None and cc < open_modules.min_cc:
                 findings.append(
                     Finding(
                         "driver-open-module-unsupported-gpu",
                         FAIL,
                         f"{gpu_label(gpu)} ({cc.sm}) cannot run under the open kernel module",
                         "The loaded nvidia module is the open flavour (\"NVIDIA UNIX Open Kernel Module\"), which "
-                        f"drives Turing ({OPEN_MODULE_MIN_CC.sm}) and newer GPUs only; this GPU is older.",
+                        f"drives Turing ({open_modules.min_cc.sm}) and newer GPUs only; this GPU is older.",
                         "Install the proprietary kernel module flavour of the driver (e.g. the .run installer with "
                         "--kernel-module-type=proprietary, or your distribution's non-open driver package), then reboot.",
-                        KERNEL_MODULE_SOURCE,
+                        table.cite(open_modules.source),
                         "driver",
                         gpu.index,
                     )
@@ -300,7 +300,7 @@ def check_forward_compat(facts: HostFacts, table: CompatTable, target: Optional[
                 f"libcuda.so.1 reports CUDA {active}, newer than the driver's CUDA {facts.driver.cuda_driver_version}: "
                 f"it comes from a forward-compatibility package. {forward.note}",
                 "Remove the cuda-compat libraries from the library path (LD_LIBRARY_PATH, /etc/ld.so.conf.d) and "
-                f"upgrade the driver instead; or hide these GPUs with CUDA_VISIBLE_DEVICES.",
+                "upgrade the driver instead; or hide these GPUs with CUDA_VISIBLE_DEVICES.",
                 source,
                 "driver",
             )
