@@ -20,7 +20,8 @@ import os
 import sys
 from typing import Any, Optional
 
-from .table import CompatTable, Source, TableError, parse_family
+from .table import CompatTable, Source, TableError
+from .tableparse import parse_family
 
 FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
 
