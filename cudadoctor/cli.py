@@ -30,11 +30,19 @@ class InputError(click.ClickException):
 # --- shared option groups --------------------------------------------------------------------
 
 
+def non_empty(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """An option given as "" is a script's unset variable, not a request for the default."""
+    if isinstance(value, str) and not value.strip():
+        raise click.BadParameter("the value is empty", ctx=ctx, param=param)
+    return value
+
+
 def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--table",
         "table_path",
         metavar="FILE",
+        callback=non_empty,
         help="Use this compatibility table instead of the shipped one (also $CUDADOCTOR_TABLE).",
     )(fn)
 
@@ -44,6 +52,7 @@ def families_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--families",
         "families_path",
         metavar="FILE",
+        callback=non_empty,
         help="Add the image families defined in this TOML file (also $CUDADOCTOR_FAMILIES).",
     )(fn)
 
@@ -56,14 +65,14 @@ def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         metavar="SPEC",
         help="What-if: a GPU (compute capability such as 8.0, or a product such as A100); repeatable.",
     )(fn)
-    fn = click.option("--driver", metavar="VERSION", help="What-if: pretend this NVIDIA driver is installed (e.g. 535.104.05).")(fn)
-    fn = click.option("--snapshot", metavar="FILE", help="Evaluate a saved host snapshot instead of probing this host.")(fn)
+    fn = click.option("--driver", metavar="VERSION", callback=non_empty, help="What-if: pretend this NVIDIA driver is installed (e.g. 535.104.05).")(fn)
+    fn = click.option("--snapshot", metavar="FILE", callback=non_empty, help="Evaluate a saved host snapshot instead of probing this host.")(fn)
     return fn
 
 
 def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--family", metavar="NAME", help="Image family (default: pytorch-cuda).")(fn)
-    fn = click.option("--torch", "torch_release", metavar="X.Y", help="PyTorch release (default: the newest the table fully records).")(fn)
+    fn = click.option("--family", metavar="NAME", callback=non_empty, help="Image family (default: pytorch-cuda).")(fn)
+    fn = click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="PyTorch release (default: the newest the table fully records).")(fn)
     return fn
 
 
@@ -108,6 +117,9 @@ def validate_container_options(image, pull, requires, smoke, variant):
     if ref is not None and variant:
         raise InputError("give --image or --variant, not both (the image decides the variant)")
     for text in requires:
+        if not text.replace(",", " ").strip():
+            # libnvidia-container would take it as satisfied; on a command line it is a mistake.
+            raise InputError(f"--require {text!r}: no condition in it: give e.g. 'cuda>=12.8' or 'driver>=550'")
         try:
             validate_requirement(text)
         except RequirementError as exc:
@@ -224,7 +236,7 @@ def probe(ctx: click.Context, as_json: bool, output: Optional[str], torch_runtim
 @cli.command()
 @host_options
 @target_options
-@click.option("--variant", metavar="cuNNN", help="Check this CUDA variant of the release instead of the recommended one.")
+@click.option("--variant", metavar="cuNNN", callback=non_empty, help="Check this CUDA variant of the release instead of the recommended one.")
 @table_options
 @families_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
@@ -370,11 +382,11 @@ def recommend(
 
 
 @cli.command("table")
-@click.option("--torch", "torch_release", metavar="X.Y", help="One PyTorch release: variants, arch lists, minimum drivers, default wheel.")
-@click.option("--gpu", "gpu_name", metavar="NAME", help="One GPU product (or compute capability) and the builds that run on it.")
+@click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="One PyTorch release: variants, arch lists, minimum drivers, default wheel.")
+@click.option("--gpu", "gpu_name", metavar="NAME", callback=non_empty, help="One GPU product (or compute capability) and the builds that run on it.")
 @click.option("--gpus", "list_gpus", is_flag=True, help="The GPU catalog.")
 @click.option("--sources", "list_sources", is_flag=True, help="Where each fact comes from.")
-@click.option("--validate", "validate_path", metavar="FILE", help="Check a table file against every rule; exit 0 valid, 2 broken.")
+@click.option("--validate", "validate_path", metavar="FILE", callback=non_empty, help="Check a table file against every rule; exit 0 valid, 2 broken.")
 @table_options
 @families_options
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")

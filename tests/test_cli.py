@@ -230,3 +230,28 @@ def test_colour_on_a_terminal_and_off_under_no_color():
     plain = _run_on_terminal(args, {**base, "NO_COLOR": "1"})
     assert "driver-too-old" in plain
     assert "\x1b[3" not in plain and "\x1b[1;31m" not in plain  # no colour codes (bold/dim may remain)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--driver", ""],
+        ["check", "--torch", " "],
+        ["check", "--snapshot", ""],
+        ["check", "--table", ""],
+        ["check", "--family", ""],
+        ["check", "--variant", ""],
+        ["check", "--families", ""],
+        ["recommend", "--image", "--driver", ""],
+        ["table", "--gpu", ""],
+        ["table", "--validate", ""],
+        ["check", "--require", ""],
+        ["check", "--require", " , "],
+    ],
+)
+def test_an_empty_value_is_a_usage_error_not_the_default(args):
+    # `--driver "$DRIVER"` with DRIVER unset must not silently probe this host instead.
+    run = run_cli(*args)
+    assert run.exit_code == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("cudadoctor: error: ")
+    assert "empty" in run.stderr or "no condition" in run.stderr
