@@ -3,8 +3,10 @@
 ``nvidia-container-cli configure --require=EXPR`` refuses a container whose requirements the host
 does not meet; this module reproduces its behaviour (libnvidia-container ``src/cli/dsl.c`` and
 ``configure.c``, the toolkit's ``internal/config/image``), quirks included, so a verdict here is the
-verdict Docker would give at ``docker run --gpus all``. Facts and citations:
-/work/research/container_semantics.md §1-§4. Pure: no I/O.
+verdict Docker would give at ``docker run --gpus all``. The behaviour was read from
+NVIDIA/libnvidia-container (src/dsl.c, src/cli/configure.c, src/cli/common.c) and
+NVIDIA/nvidia-container-toolkit (internal/config/image/cuda_image.go); this code is written here,
+not copied. Pure: no I/O.
 
 Grammar, as the C code reads it:
   * a single ASCII space separates alternatives (OR); empty pieces are skipped;

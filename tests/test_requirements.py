@@ -1,7 +1,7 @@
 """The requirement evaluator against libnvidia-container's behaviour, case by case.
 
-Rows follow the research table built from libnvidia-container's dsl.c / configure.c
-(/work/research/container_semantics.md §1.7). Default host: one GPU, cuda 12.4, driver
+Rows follow libnvidia-container's behaviour as read from its src/dsl.c and src/cli/configure.c
+(tokenising, operators, version comparison, per-GPU evaluation). Default host: one GPU, cuda 12.4, driver
 550.54.14, arch 8.0, brand Tesla (as libnvidia-container spells it).
 """
 
