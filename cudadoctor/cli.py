@@ -30,6 +30,12 @@ class InputError(click.ClickException):
 # --- shared option groups --------------------------------------------------------------------
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN slips through FloatRange's comparisons
+        raise click.BadParameter("not a number of seconds", ctx=ctx, param=param)
+    return value
+
+
 def non_empty(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """An option given as "" is a script's unset variable, not a request for the default."""
     if isinstance(value, str) and not value.strip():
@@ -80,6 +86,7 @@ def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--timeout",
         type=click.FloatRange(0.1, 600),
+        callback=_finite,
         default=5.0,
         show_default=True,
         metavar="SECONDS",

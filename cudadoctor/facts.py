@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -122,6 +123,16 @@ class LibcudaFacts:
     driver_version: Optional[str] = None  # from cuDriverGetVersion, e.g. "12.4"
     error: Optional[str] = None
     error_code: Optional[int] = None  # CUresult of cuDriverGetVersion when it failed (34: a stub library)
+
+
+# libnvidia-ml.so.550.54.14, libcuda.so.550.54.14: the driver's user-space libraries carry its version.
+DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")
+
+
+def driver_library_version(path: str) -> Optional[str]:
+    """The driver version in a driver library's file name, or None when the name carries none."""
+    match = DRIVER_LIBRARY_NAME.match(path.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
 
 
 @dataclass(frozen=True)

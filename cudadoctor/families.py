@@ -39,6 +39,8 @@ def _toml_loads(text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise FamiliesError(f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise FamiliesError("nested too deeply to be a families file") from None
 
 
 def families_path_from_env(path: Optional[str]) -> Optional[str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .facts import GpuFacts, HostFacts
-from .table import CompatTable
+from .table import CompatTable, WheelVariant
 from .versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from .visibility import visibility_of
 
@@ -85,3 +85,16 @@ def gpu_label(gpu: GpuFacts) -> str:
 def gpus_in_scope(facts: HostFacts) -> tuple[GpuFacts, ...]:
     """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
     return visibility_of(facts).gpus
+
+
+def gpu_runs_variant(facts: HostFacts, table: CompatTable, variant: WheelVariant, cc: ComputeCapability) -> str:
+    """How a GPU runs a build: "sass" (machine code), "ptx" (JIT), or why not: "toolkit" (the CUDA
+    release cannot target it), "not-built" (no code for it), "ptx-minor-compat" (only PTX, which a
+    driver under minor-version compatibility cannot JIT-compile)."""
+    toolkit = table.toolkit_architectures_for(variant.cuda)
+    if toolkit is not None and not toolkit.supports(cc):
+        return "toolkit"
+    coverage = variant.coverage(cc)
+    if coverage == "ptx" and facts.nvml_ok and driver_support(facts, table, variant.cuda).tier == "minor-compat":
+        return "ptx-minor-compat"
+    return coverage or "not-built"

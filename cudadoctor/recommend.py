@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from .facts import HostFacts
-from .hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
+from .hostview import driver_support, gpu_cc, gpu_label, gpu_runs_variant, gpus_in_scope
 from .table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
@@ -52,13 +52,19 @@ def _gpu_blockers(facts: HostFacts, table: CompatTable, variant: WheelVariant) -
         cc = gpu_cc(gpu, table)
         if cc is None:
             continue  # unknown compute capability: judged by the gpu rules, not here
-        if toolkit is not None and not toolkit.supports(cc):
+        verdict = gpu_runs_variant(facts, table, variant, cc)
+        if verdict == "toolkit" and toolkit is not None:
             problems.append(
                 f"CUDA {variant.cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} "
                 f"(it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
             )
-        elif variant.coverage(cc) is None:
+        elif verdict == "not-built":
             problems.append(f"its wheels carry no code for {gpu_label(gpu)}, {cc.sm} (built for {variant.arch_summary()})")
+        elif verdict == "ptx-minor-compat":
+            problems.append(
+                f"its wheels carry only PTX for {gpu_label(gpu)}, {cc.sm}, which this driver cannot JIT-compile "
+                "under minor-version compatibility"
+            )
     return problems
 
 

@@ -318,6 +318,15 @@ class CompatTable:
                 return row
         return None
 
+    def first_toolkit_for(self, cc: ComputeCapability) -> Optional[ToolkitArchitectures]:
+        """The oldest CUDA release that can build for this compute capability, when that release is
+        where the architecture entered (not merely the oldest row the table has)."""
+        rows = sorted(self.toolkit_architectures, key=lambda row: row.cuda)
+        for index, row in enumerate(rows):
+            if row.supports(cc):
+                return row if index > 0 and not rows[0].supports(cc) else None
+        return None
+
     # --- compute capabilities and products --------------------------------------------------
 
     def feature(self, name: str) -> Optional[Feature]:
@@ -476,6 +485,8 @@ def load_table(path: Optional[str] = None) -> CompatTable:
         raise TableError(f"table {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except TableError as exc:
         raise TableError(f"table {path}: {exc}") from None
+    except RecursionError:
+        raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
     try:
         return parse_table(data, path)
     except TableError as exc:

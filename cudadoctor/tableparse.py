@@ -399,6 +399,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
     names = [f.name for f in families]
     if len(set(names)) != len(names):
         raise TableError("image_families: duplicate family name")
+    if not families:
+        raise TableError("image_families: the table lists no image family (the first one is the default)")
 
     wheel = r.obj(top.get("wheel_index"), "wheel_index")
     template = r.text(wheel, "url_template", "wheel_index") or ""

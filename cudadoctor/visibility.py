@@ -18,7 +18,7 @@ differ from nvidia-smi's numbering (and cannot be predicted exactly, so it is fl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 from .facts import GpuFacts, HostFacts, MigDeviceFacts
 
@@ -158,14 +158,15 @@ def visibility_of(facts: HostFacts) -> Visibility:
     return resolve(tuple(facts.gpus), facts.system.env("CUDA_VISIBLE_DEVICES"), facts.system.env("CUDA_DEVICE_ORDER"))
 
 
-def visible_devices_excluding(facts: HostFacts, gpu: GpuFacts) -> Optional[str]:
-    """The environment setting that keeps every GPU CUDA sees now except ``gpu``, or None when
-    nothing would be left. UUIDs when the user selects by UUID or the numbering is ambiguous."""
+def visible_devices_excluding(facts: HostFacts, excluded: Sequence[GpuFacts]) -> Optional[str]:
+    """The environment setting that keeps every GPU CUDA sees now except the ``excluded`` ones, or
+    None when nothing would be left. UUIDs when the user selects by UUID or the numbering is ambiguous."""
     view = visibility_of(facts)
+    dropped = {gpu.index for gpu in excluded}
     if view.mig_devices:
-        keep_mig = [mig.uuid for parent, mig in view.mig_devices if parent != gpu.index and mig.uuid]
+        keep_mig = [mig.uuid for parent, mig in view.mig_devices if parent not in dropped and mig.uuid]
         return f"CUDA_VISIBLE_DEVICES={','.join(keep_mig)}" if keep_mig else None
-    keep = [g for g in view.gpus if g.index != gpu.index]
+    keep = [g for g in view.gpus if g.index not in dropped]
     if not keep:
         return None
     by_uuid = (view.setting or "").strip().startswith("GPU-")

@@ -128,19 +128,19 @@ def test_what_if_gpus_ignore_this_shells_environment():
 
 def test_exclusion_hint_keeps_the_physical_ordinals():
     facts = host(FOUR, [("CUDA_VISIBLE_DEVICES", "3,1,2")])
-    assert visible_devices_excluding(facts, FOUR[1]) == "CUDA_VISIBLE_DEVICES=3,2"
-    assert visible_devices_excluding(host(FOUR), FOUR[0]) == "CUDA_VISIBLE_DEVICES=1,2,3"
+    assert visible_devices_excluding(facts, [FOUR[1]]) == "CUDA_VISIBLE_DEVICES=3,2"
+    assert visible_devices_excluding(host(FOUR), [FOUR[0]]) == "CUDA_VISIBLE_DEVICES=1,2,3"
 
 
 def test_exclusion_hint_keeps_uuids_when_selected_by_uuid():
     facts = host(FOUR, [("CUDA_VISIBLE_DEVICES", f"{FOUR[0].uuid},{FOUR[2].uuid}")])
-    assert visible_devices_excluding(facts, FOUR[0]) == f"CUDA_VISIBLE_DEVICES={FOUR[2].uuid}"
+    assert visible_devices_excluding(facts, [FOUR[0]]) == f"CUDA_VISIBLE_DEVICES={FOUR[2].uuid}"
 
 
 def test_exclusion_hint_pins_pci_order_on_mixed_hosts():
     gpus = (gpu(0, "Tesla K80", "3.7"), gpu(1), gpu(2))
-    assert visible_devices_excluding(host(gpus), gpus[0]) == "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2"
+    assert visible_devices_excluding(host(gpus), [gpus[0]]) == "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2"
 
 
 def test_no_exclusion_hint_when_nothing_would_be_left():
-    assert visible_devices_excluding(host(FOUR[:1]), FOUR[0]) is None
+    assert visible_devices_excluding(host(FOUR[:1]), [FOUR[0]]) is None

@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Mapping, Optional
 
-from ..facts import DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+from ..facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
 
@@ -37,7 +37,6 @@ PCI_VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x1022": "amd", "0x8086": "
 
 _PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)")
 _PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)")
-_DRIVER_LIB = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")
 _LIB_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib")
 _CONTAINER_CGROUP_WORDS = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
 
@@ -159,14 +158,9 @@ def probe_driver_libraries(fs: _Root) -> tuple[str, ...]:
     found = []
     for directory in _LIB_DIRS:
         for name in fs.listdir("/" + directory):
-            if _DRIVER_LIB.match(name):
+            if DRIVER_LIBRARY_NAME.match(name):
                 found.append(f"/{directory}/{name}")
     return tuple(found)
-
-
-def library_version(path: str) -> Optional[str]:
-    match = _DRIVER_LIB.match(path.rsplit("/", 1)[-1])
-    return match.group(1) if match else None
 
 
 def stub_directories(ld_library_path: Optional[str]) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     nvml.check_nvml,
     gpu.check_gpus_present,
     driver.check_driver_for_target,
+    driver.check_driver_knows_gpus,
     gpu.check_arch_for_target,
     # OS, environment, health and installed-torch checks (issue 5).
     system.check_driver_presence,

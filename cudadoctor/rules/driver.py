@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..facts import HostFacts
 from ..findings import FAIL, OK, WARN, Finding
-from ..hostview import driver_support
+from ..hostview import driver_support, driver_version, gpu_cc, gpu_label, gpus_in_scope
 from ..table import CompatTable
 from ..target import Target
 from ..versions import CudaVersion
@@ -76,3 +76,38 @@ def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Option
             "driver",
         )
     ]
+
+
+def check_driver_knows_gpus(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+    """A planned driver older than the first CUDA release that targets a planned GPU's architecture.
+
+    On a real host NVML enumerating a GPU proves the driver drives it; this matters for what-if
+    plans (--driver / --gpu), where nothing else would notice an H100 paired with an R450 driver.
+    """
+    planned = facts.driver.source == "what-if" or any(gpu.source == "what-if" for gpu in facts.gpus)
+    driver = driver_version(facts)
+    if not planned or driver is None or not facts.nvml_ok:
+        return []
+    findings = []
+    for gpu in gpus_in_scope(facts):
+        cc = gpu_cc(gpu, table)
+        first = table.first_toolkit_for(cc) if cc is not None else None
+        row = table.min_driver_full(first.cuda) if first is not None else None
+        if row is None or driver >= row.min_driver_linux:
+            continue
+        findings.append(
+            Finding(
+                "driver-predates-gpu",
+                WARN,
+                f"Driver {driver} predates {gpu_label(gpu)} ({cc.sm})",
+                f"CUDA {first.cuda.major_minor} is the first release that can build for {cc.sm}, and it shipped "
+                f"with driver {row.min_driver_linux}; driver {driver} is older. Drivers older than an "
+                "architecture generally do not drive it: nvidia-smi would not list the GPU.",
+                f"Plan for driver >= {row.min_driver_linux} (or the driver NVIDIA's release notes name for this "
+                "GPU).",
+                "; ".join(dict.fromkeys((table.cite(first.source), table.cite(row.source)))),
+                "driver",
+                gpu.index,
+            )
+        )
+    return findings

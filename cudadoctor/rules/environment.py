@@ -20,7 +20,8 @@ from ..visibility import (
     UNKNOWN_ID,
     visibility_of,
 )
-from .system import gpu_request_missing, library_version, probed_host
+from ..facts import driver_library_version
+from .system import gpu_request_missing, probed_host
 
 CONTAINER_SOURCE = "NVIDIA Container Toolkit, NVIDIA_VISIBLE_DEVICES; /.dockerenv, /run/.containerenv, /proc/1/cgroup"
 WSL_SOURCE = "NVIDIA CUDA on WSL User Guide; /usr/lib/wsl/lib and /dev/dxg on this host"
@@ -176,7 +177,7 @@ def check_wsl(facts: HostFacts, table: CompatTable, target: Optional[Target]) ->
         )
     linux_driver = [p for p in system.driver_libraries if not p.startswith("/usr/lib/wsl/")]
     if linux_driver or system.kernel_module.loaded:
-        versions = sorted({v for v in (library_version(p) for p in linux_driver) if v})
+        versions = sorted({v for v in (driver_library_version(p) for p in linux_driver) if v})
         findings.append(
             Finding(
                 "wsl-linux-driver-installed",

@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..facts import HostFacts
 from ..findings import FAIL, INFO, OK, WARN, Finding
-from ..hostview import gpu_cc, gpu_label, gpus_in_scope
+from ..hostview import gpu_cc, gpu_label, gpu_runs_variant, gpus_in_scope
 from ..table import CompatTable
 from ..target import Target
 from ..versions import ComputeCapability
@@ -92,20 +92,17 @@ def check_arch_for_target(facts: HostFacts, table: CompatTable, target: Optional
     variant = release.variant(target.variant) if release else None
     if variant is None:
         return []
-    toolkit = table.toolkit_architectures_for(variant.cuda)
-    findings = []
     source = table.cite(variant.source)
-    for gpu in gpus_in_scope(facts):
-        cc = gpu_cc(gpu, table)
-        if cc is None:
-            continue
-        coverage = variant.coverage(cc)
-        what = f"PyTorch {release.version} {variant.name}"
-        if coverage == "sass" and (toolkit is None or toolkit.supports(cc)):
+    what = f"PyTorch {release.version} {variant.name}"
+    judged = [(gpu, cc, gpu_runs_variant(facts, table, variant, cc)) for gpu in gpus_in_scope(facts) if (cc := gpu_cc(gpu, table))]
+    blocked = [gpu for gpu, _, verdict in judged if verdict not in ("sass", "ptx")]
+    findings = []
+    for gpu, cc, verdict in judged:
+        if verdict == "sass":
             findings.append(
                 Finding("gpu-arch-ok", OK, f"{what} carries {cc.sm} code for {gpu_label(gpu)}", "", "", source, "gpu", gpu.index)
             )
-        elif coverage == "ptx" and (toolkit is None or toolkit.supports(cc)):
+        elif verdict == "ptx":
             findings.append(
                 Finding(
                     "gpu-arch-ptx-only",
@@ -121,11 +118,11 @@ def check_arch_for_target(facts: HostFacts, table: CompatTable, target: Optional
                 )
             )
         else:
-            findings.append(_not_built(facts, table, target, gpu, cc, variant, what, source))
+            findings.append(_not_built(facts, table, target, gpu, cc, variant, what, source, blocked, verdict))
     return findings
 
 
-def _not_built(facts, table, target, gpu, cc: ComputeCapability, variant, what, source) -> Finding:
+def _not_built(facts, table, target, gpu, cc: ComputeCapability, variant, what, source, blocked, verdict) -> Finding:
     release = table.release(target.torch)
     fitting = [v.name for v in release.variants if v.coverage(cc) == "sass"] if release else []
     hints = []
@@ -141,14 +138,20 @@ def _not_built(facts, table, target, gpu, cc: ComputeCapability, variant, what, 
             hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {others[0]} is the newest that does.")
         else:
             hints.append(f"No PyTorch release in the table ships code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
-    keep = visible_devices_excluding(facts, gpu)
+    keep = visible_devices_excluding(facts, blocked)
     if keep:
-        hints.append(f"Or hide this GPU: {keep}.")
+        hints.append(f"Or use only the GPUs this build runs on: {keep}.")
+    why = (
+        f"It ships only PTX for {cc.sm}, and a driver running CUDA {variant.cuda.major_minor} under minor-version "
+        "compatibility cannot JIT-compile PTX newer than itself. "
+        if verdict == "ptx-minor-compat"
+        else ""
+    )
     return Finding(
         "gpu-arch-not-built",
         FAIL,
         f"{what} carries no code for {gpu_label(gpu)}, {cc.sm}",
-        f"Its Linux wheels are built for {variant.arch_summary()}. Machine code for sm_X.Y runs only on "
+        f"{why}Its Linux wheels are built for {variant.arch_summary()}. Machine code for sm_X.Y runs only on "
         f"GPUs sm_X.Z with Z >= Y, and PTX only on newer GPUs. torch warns \"{cc.sm} is not compatible with "
         "the current PyTorch installation\" and kernels fail with \"no kernel image is available for execution "
         "on the device\".",

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..facts import NVML_LIBRARY_MISSING, GpuFacts, HostFacts, SystemFacts
+from ..facts import NVML_LIBRARY_MISSING, GpuFacts, HostFacts, SystemFacts, driver_library_version
 from ..findings import FAIL, INFO, WARN, Finding
-from ..hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
-from ..probe.system import library_version
+from ..hostview import driver_support, driver_version, gpu_cc, gpu_label, gpus_in_scope
 from ..table import CompatTable
 from ..target import Target
 from ..versions import CudaVersion, VersionError
@@ -327,32 +326,56 @@ def check_forward_compat(facts: HostFacts, table: CompatTable, target: Optional[
     if driver_support(facts, table, cuda).tier != "too-old":
         return findings
     package = forward.package_for(cuda.major_minor)
-    if not unsupported and all(classes[g.index] is not None for g in gpus):
+    driver = driver_version(facts)
+    branch_ok = forward.supported_on(driver.branch, cuda) if driver is not None else None
+    toolkit = table.toolkit_architectures_for(cuda)
+    too_old_gpus = [
+        g for g in gpus if toolkit is not None and (cc := gpu_cc(g, table)) is not None and not toolkit.supports(cc)
+    ]
+    if unsupported:
+        names = ", ".join(gpu_label(g) for g in unsupported)
+        why, reason = f"{names} is not a data-center GPU", f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run on it."
+    elif too_old_gpus:
+        names = ", ".join(gpu_label(g) for g in too_old_gpus)
+        why = f"CUDA {cuda.major_minor} cannot target {names}"
+        reason = (
+            f"CUDA {cuda.major_minor} builds for {toolkit.min_cc.sm} to {toolkit.max_cc.sm}; no driver or compat "
+            "package changes that."
+        )
+    elif driver is not None and branch_ok is None:
+        why = f"driver branch R{driver.branch} is not in NVIDIA's forward-compatibility matrix"
+        reason = f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run here."
+    elif driver is not None and branch_ok is False:
+        why = f"NVIDIA does not support {package} on driver branch R{driver.branch}"
+        reason = f"NVIDIA's matrix lists the cuda-compat packages each branch takes; {package} is not one for R{driver.branch}."
+    elif driver is not None and all(classes[g.index] is not None for g in gpus):
         findings.append(
             Finding(
                 "driver-forward-compat-available",
                 INFO,
-                f"These data-center GPUs can run CUDA {cuda.major_minor} on this driver through {package}",
-                f"Forward compatibility installs a newer libcuda beside the older kernel driver. {forward.note}",
+                f"These data-center GPUs can run CUDA {cuda.major_minor} on driver branch R{driver.branch} through {package}",
+                f"Forward compatibility installs a newer libcuda beside the older kernel driver; NVIDIA's matrix "
+                f"supports {package} on R{driver.branch}. {forward.note}",
                 f"Install `{package}` from NVIDIA's CUDA repository and put /usr/local/cuda-{cuda.major_minor}/compat "
                 "on LD_LIBRARY_PATH (NVIDIA's CUDA images do this), or upgrade the driver.",
                 source,
                 "driver",
             )
         )
-    elif unsupported:
-        names = ", ".join(gpu_label(g) for g in unsupported)
-        findings.append(
-            Finding(
-                "driver-forward-compat-unavailable",
-                INFO,
-                f"cuda-compat cannot help here: {names} is not a data-center GPU",
-                f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run on it.",
-                "Upgrade the driver (see driver-too-old), or pick a variant for an older CUDA.",
-                source,
-                "driver",
-            )
+        return findings
+    else:
+        return findings  # a GPU of unknown class: no claim either way
+    findings.append(
+        Finding(
+            "driver-forward-compat-unavailable",
+            INFO,
+            f"cuda-compat cannot help here: {why}",
+            reason,
+            "Upgrade the driver (see driver-too-old), or pick a variant for an older CUDA.",
+            source,
+            "driver",
         )
+    )
     return findings
 
 
@@ -369,4 +392,4 @@ def _active_compat_cuda(facts: HostFacts, system: Optional[SystemFacts]) -> Opti
 
 
 def user_space_versions(system: SystemFacts) -> list[str]:
-    return sorted({v for v in (library_version(p) for p in system.driver_libraries) if v})
+    return sorted({v for v in (driver_library_version(p) for p in system.driver_libraries) if v})

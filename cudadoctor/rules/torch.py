@@ -11,7 +11,6 @@ from ..hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
 from ..table import CompatTable
 from ..target import Target
 from ..versions import ComputeCapability, CudaVersion, VersionError
-from .system import probed_host
 
 SOURCE = "the installed torch (package metadata, torch/version.py)"
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
@@ -37,8 +36,9 @@ def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], 
 
 def check_torch(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
     torch = facts.torch
-    if torch is None or not torch.installed or probed_host(facts) is None:
-        return []
+    planned = facts.driver.source == "what-if" or any(gpu.source == "what-if" for gpu in facts.gpus)
+    if torch is None or not torch.installed or planned:
+        return []  # the torch installed here says nothing about a planned (--driver/--gpu) host
     source = RUNTIME_SOURCE if torch.runtime_probed else SOURCE
     name = f"torch {torch.version} ({torch.variant or 'unknown build'})"
     gpus = gpus_in_scope(facts)
@@ -66,7 +66,9 @@ def check_torch(facts: HostFacts, table: CompatTable, target: Optional[Target]) 
                     f"It was built without CUDA (torch.version.cuda is None), so it never uses the GPU: "
                     "torch.cuda.is_available() is False and `.cuda()` raises \"Torch not compiled with CUDA enabled\". "
                     f"Installed at {torch.location}.",
-                    _cpu_hint(facts, torch, table, target),
+                    _cpu_hint(facts, torch, table, target)
+                    or "No CUDA build of torch in the table fits this host as it is: fix the driver findings first, "
+                    "then `cudadoctor recommend --wheel`.",
                     source,
                     "torch",
                 )
@@ -85,8 +87,8 @@ def check_torch(facts: HostFacts, table: CompatTable, target: Optional[Target]) 
                     f"The driver supports CUDA {support.driver_cuda or 'an older release'}; CUDA {cuda.major_minor} "
                     f"needs driver >= {floor}. torch warns \"The NVIDIA driver on your system is too old (found "
                     f"version {_found_version(support)})\" and torch.cuda.is_available() is False.",
-                    f"Upgrade the driver to >= {floor}, or reinstall torch built for an older CUDA: "
-                    + _cpu_hint(facts, torch, table, target),
+                    f"Upgrade the driver to >= {floor}"
+                    + (f", or reinstall a torch build this driver runs: {hint}" if (hint := _cpu_hint(facts, torch, table, target)) else "."),
                     source,
                     "torch",
                 )
@@ -135,24 +137,31 @@ def _parse_cuda(text: Optional[str]) -> Optional[CudaVersion]:
         return None
 
 
-def _cpu_hint(facts: HostFacts, torch: TorchFacts, table: CompatTable, target: Optional[Target]) -> str:
+def _cpu_hint(facts: HostFacts, torch: TorchFacts, table: CompatTable, target: Optional[Target]) -> Optional[str]:
+    """The pip command for a build that fits this host: the installed release if one of its variants
+    fits, else the target's release, else the newest release that fits; never a build the same report
+    rejects."""
     from ..recommend import recommend  # pure; imported here so the rules stay importable on their own
 
-    release = _release_of(torch, table)
+    installed = _release_of(torch, table)
     version = (torch.version or "").partition("+")[0]
-    variant = None
-    if release is not None:
+    candidates = [installed] if installed is not None else []
+    if target is not None and table.release(target.torch) is not None:
+        candidates.append(table.release(target.torch))
+    candidates += sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
+    seen = set()
+    for release in candidates:
+        if release.version in seen:
+            continue
+        seen.add(release.version)
         rec = recommend(facts, table, release, suggest_other_releases=False)
-        variant = rec.variant
-        pin = f"torch=={version}"
-    if variant is None and target is not None:
-        variant, pin = target.variant, f"torch=={target.torch}.*"
-    if variant is None:
-        return "Install a CUDA build of torch; `cudadoctor recommend --wheel` names the one that fits."
-    return (
-        f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(variant)}  "
-        f"(the {variant} build; `cudadoctor recommend --wheel` explains the choice)"
-    )
+        if rec.found and rec.variant:
+            pin = f"torch=={version}" if release is installed else f"torch=={release.version}.*"
+            return (
+                f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant)}  "
+                f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
+            )
+    return None
 
 
 def _arch_findings(facts: HostFacts, table: CompatTable, torch: TorchFacts, name: str, source: str) -> list[Finding]:

@@ -1,0 +1,158 @@
+"""Verdicts that must agree with the table's own facts, found in review.
+
+Each case is a what-if plan or a table variant that once gave a contradictory answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from helpers import REPO_ROOT, host, invoke, run_cli
+
+SHIPPED = json.loads((REPO_ROOT / "data" / "compat_table.json").read_text())
+
+
+def findings(*args):
+    run = invoke("check", "--json", *args)
+    return run, {f["code"]: f for f in run.json()["findings"]}
+
+
+# --- a planned driver older than the GPU's architecture -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "driver,gpu,first_driver",
+    [
+        ("450.80.02", "H100", "520.61.05"),  # sm_90 arrived with CUDA 11.8 (Table 3: 520.61.05)
+        ("525.60.13", "RTX 5090", "570.26"),  # sm_120 arrived with CUDA 12.8 (Table 3: 570.26)
+        ("440.33", "A100", "450.51.05"),  # sm_80 arrived with CUDA 11.0 GA (450.51.05; the RC row does not count)
+    ],
+)
+def test_planned_driver_older_than_the_architecture_warns(driver, gpu, first_driver):
+    run, codes = findings("--driver", driver, "--gpu", gpu, "--torch", "2.0")
+    assert codes["driver-predates-gpu"]["severity"] == "warn"
+    assert f">= {first_driver}" in codes["driver-predates-gpu"]["hint"]
+
+
+def test_an_architecture_older_than_the_table_is_never_said_to_be_newer_than_the_driver():
+    # Kepler predates CUDA 10.0, the table's first row: no lower bound can be derived for it.
+    run, codes = findings("--driver", "418.39", "--gpu", "K80", "--torch", "2.0")
+    assert "driver-predates-gpu" not in codes
+
+
+def test_a_real_host_is_not_second_guessed():
+    # NVML listing the GPU proves the driver drives it (snapshot from a real host).
+    run, codes = findings("--snapshot", host("h100-535"), "--torch", "2.5")
+    assert "driver-predates-gpu" not in codes
+
+
+# --- forward compatibility follows NVIDIA's branch matrix and the toolkit's range --------------
+
+
+@pytest.mark.parametrize(
+    "args,code,says",
+    [
+        # R470 and R550 are not in NVIDIA's matrix (end of life / not a target).
+        (["--snapshot", host("t4-470"), "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R470 is not in NVIDIA's forward-compatibility matrix"),
+        (["--driver", "550.54.14", "--gpu", "T4", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R550 is not in"),
+        # CUDA 13.0 starts at sm_75: no package makes it target a V100 or a K80.
+        (["--driver", "570.124.06", "--gpu", "V100", "--gpu", "H100", "--torch", "2.11", "--variant", "cu130"], "driver-forward-compat-unavailable", "CUDA 13.0 cannot target GPU 0"),
+        # R535 takes cuda-compat-13-0 (NVIDIA's matrix), and an H100 is a data-center GPU.
+        (["--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-available", "R535 through cuda-compat-13-0"),
+    ],
+)
+def test_forward_compat_claims(args, code, says):
+    run, codes = findings(*args)
+    assert code in codes and says in codes[code]["title"]
+    other = {"driver-forward-compat-available", "driver-forward-compat-unavailable"} - {code}
+    assert not other & set(codes)
+
+
+# --- hiding blocked GPUs keeps only GPUs the build runs on ---------------------------------------
+
+
+def test_hint_excludes_every_blocked_gpu():
+    run, _ = findings("--driver", "570.124.06", "--gpu", "V100", "--gpu", "V100", "--gpu", "H100", "--torch", "2.11", "--variant", "cu130")
+    blocked = [f for f in run.json()["findings"] if f["code"] == "gpu-arch-not-built"]
+    assert [f["gpu_index"] for f in blocked] == [0, 1]
+    assert all("CUDA_VISIBLE_DEVICES=2." in f["hint"] for f in blocked)
+
+
+def test_no_hint_to_hide_gpus_when_none_would_be_left():
+    run, _ = findings("--snapshot", host("k80-470"), "--torch", "2.8", "--variant", "cu128")
+    blocked = [f for f in run.json()["findings"] if f["code"] == "gpu-arch-not-built"]
+    assert len(blocked) == 2 and not any("CUDA_VISIBLE_DEVICES" in f["hint"] for f in blocked)
+
+
+# --- PTX is not JIT-compiled under minor-version compatibility -----------------------------------
+
+
+def test_ptx_only_build_under_minor_compat_is_not_runnable(tmp_path):
+    # A table where 2.9 cu128/cu129 carry sm_120 only as PTX: a 12.6 driver runs them only under
+    # minor-version compatibility, which cannot JIT newer PTX, so neither may be recommended.
+    table = copy.deepcopy(SHIPPED)
+    release = next(r for r in table["pytorch_releases"] if r["version"] == "2.9")
+    for variant in release["variants"]:
+        if variant["name"] in ("cu128", "cu129"):
+            variant["arch_list"] = [cc for cc in variant["arch_list"] if cc != "12.0"]
+            variant["ptx"] = ["9.0"]
+    path = tmp_path / "ptx.json"
+    path.write_text(json.dumps(table))
+    run, codes = findings("--table", str(path), "--torch", "2.9", "--driver", "560.35.03", "--gpu", "RTX 5090", "--variant", "cu128")
+    assert codes["gpu-arch-not-built"]["severity"] == "fail"
+    assert "minor-version compatibility cannot JIT-compile" in codes["gpu-arch-not-built"]["detail"]
+    rec = run_cli("recommend", "--image", "--format", "json", "--table", str(path), "--torch", "2.9", "--driver", "560.35.03", "--gpu", "RTX 5090")
+    assert rec.exit_code == 1
+    reasons = {r["variant"]: r["reason"] for r in rec.json()["no_recommendation"]["rejected"]}
+    assert "cannot JIT-compile under minor-version compatibility" in reasons["cu129"]
+    # With a driver that fully supports CUDA 12.8, the PTX is JIT-compiled: runnable, with a warning.
+    run, codes = findings("--table", str(path), "--torch", "2.9", "--driver", "570.124.06", "--gpu", "RTX 5090", "--variant", "cu128")
+    assert codes["gpu-arch-ptx-only"]["severity"] == "warn"
+
+
+# --- the torch hint never names a build the same report rejects --------------------------------
+
+
+def test_torch_hint_names_a_build_that_fits(tmp_path):
+    snap = json.loads((REPO_ROOT / "tests" / "hosts" / "t4-470.json").read_text())
+    snap["host"]["torch"] = {"installed": True, "version": "2.8.0+cu128", "variant": "cu128", "cuda": "12.8"}
+    path = tmp_path / "t4-torch.json"
+    path.write_text(json.dumps(snap))
+    run, codes = findings("--snapshot", str(path))
+    hint = codes["torch-cuda-too-new"]["hint"]
+    # 470 runs CUDA 11.x builds (minor-version compatibility from 450.80.02): the newest release with
+    # a cu118 build is 2.7; nothing for CUDA 12 or 13 may be suggested.
+    assert "torch==2.7.*" in hint and hint.endswith("explains the choice)") and "/cu118" in hint
+
+
+# --- bad tables and files never crash ------------------------------------------------------------
+
+
+def test_a_table_without_image_families_is_refused(tmp_path):
+    table = copy.deepcopy(SHIPPED)
+    table["image_families"] = []
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(table))
+    run = run_cli("table", "--validate", str(path))
+    assert run.exit_code == 2 and "lists no image family" in run.stderr
+
+
+@pytest.mark.parametrize("flag,name,text", [
+    ("--table", "deep.json", '{"a":' * 100000 + "1" + "}" * 100000),
+    ("--snapshot", "deep.json", '{"a":' * 100000 + "1" + "}" * 100000),
+    ("--families", "deep.toml", "a = " + "[" * 100000 + "]" * 100000 + "\n"),
+])
+def test_absurdly_nested_files_are_usage_errors(tmp_path, flag, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    run = run_cli("check", flag, str(path), "--driver", "550.54.15")
+    assert run.exit_code == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "nested too deeply" in run.stderr
+
+
+def test_timeout_must_be_a_number(tmp_path):
+    run = run_cli("check", "--docker", "--timeout", "nan")
+    assert run.exit_code == 2 and run.stderr.startswith("cudadoctor: error: ")
