@@ -18,30 +18,23 @@ _CUDA_IN_TAG_RE = re.compile(r"(?:^|[-_])(?:cuda(?P<dotted>\d+\.\d+)|cu(?P<packe
 
 
 def family_match(table: CompatTable, ref: ImageRef) -> Optional[Target]:
-    """The table's facts when REF is one of its family tags (``pytorch-cuda:v2.9-cu128``)."""
+    """The table's facts when REF is one of its family tags (``pytorch-cuda:v2.9-cu128``,
+    ``pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime``: any patch release of a known minor), also
+    when pulled through a registry mirror (same path, another domain)."""
     if not ref.tag:
         return None
-    for family in table.image_families:
-        if ref.name not in (family.repository, family.name) and ref.path != family.repository:
-            continue
-        for release in table.pytorch_releases:
-            for name in family.variants_for(release):
-                variant = release.variant(name)
-                if variant is None:
-                    continue
-                try:
-                    expected = family.reference(release, variant)
-                except (KeyError, IndexError, ValueError):
-                    continue
-                if expected.rsplit(":", 1)[-1] == ref.tag:
-                    return Target(
-                        torch=release.version,
-                        variant=variant.name,
-                        cuda=str(variant.cuda.major_minor),
-                        image=str(ref),
-                        family=family.name,
-                        origin="--image",
-                    )
+    for name in dict.fromkeys((ref.name, ref.path)):
+        found = table.parse_family_reference(f"{name}:{ref.tag}")
+        if found is not None:
+            family, release, variant = found
+            return Target(
+                torch=release.version,
+                variant=variant.name,
+                cuda=str(variant.cuda.major_minor),
+                image=str(ref),
+                family=family.name,
+                origin="--image",
+            )
     return None
 
 

@@ -366,9 +366,14 @@ class CompatTable:
     # --- PyTorch ----------------------------------------------------------------------------
 
     def release(self, version: str) -> Optional[PytorchRelease]:
+        """A release by minor ("2.9") or by any patch of it ("2.9.0", "2.9.1"): patches of one minor
+        ship the same CUDA variants."""
         wanted = version.strip()
+        parts = wanted.split(".")
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            wanted = ".".join(parts[:2])
         for release in self.pytorch_releases:
-            if release.version == wanted or release.full_version == wanted:
+            if release.version == wanted:
                 return release
         return None
 

@@ -275,11 +275,13 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         if brand_class not in BRAND_CLASSES:
             raise TableError(f"{where}: brand_class {brand_class!r} is not one of {', '.join(BRAND_CLASSES)}")
         cc = known_cc(entry.get("cc"), where, "cc")
+        claimed: set[str] = set()  # the same entry may spell a name twice ("A100" and "NVIDIA A100")
         for alias in [name] + aliases + unverified:
             key = normalise_gpu_name(alias)
-            if key in seen_names and seen_names[key] != name:
+            if key in seen_names and key not in claimed:
                 raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
             seen_names[key] = name
+            claimed.add(key)
         info = cc_rows[cc]
         gpus.append(
             GpuModel(

@@ -156,3 +156,48 @@ def test_absurdly_nested_files_are_usage_errors(tmp_path, flag, name, text):
 def test_timeout_must_be_a_number(tmp_path):
     run = run_cli("check", "--docker", "--timeout", "nan")
     assert run.exit_code == 2 and run.stderr.startswith("cudadoctor: error: ")
+
+
+def test_brand_conditions_on_a_what_if_gpu_are_flagged_not_trusted():
+    # The official CUDA 12.4 image style: cuda>=12.4, or a brand/driver-branch alternative.
+    req = "cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=geforce,driver>=535,driver<536"
+    run, codes = findings("--driver", "470.82.01", "--gpu", "RTX 3090", "--require", req)
+    ok = codes["image-requirements-ok"]
+    assert ok["severity"] == "warn" and "brand" in ok["detail"]
+    # Without brand conditions nothing depends on the unknown brand.
+    run, codes = findings("--driver", "550.54.15", "--gpu", "RTX 3090", "--require", "cuda>=12.4")
+    assert codes["image-requirements-ok"]["severity"] == "ok"
+
+
+def test_a_gpu_product_listed_twice_is_refused(tmp_path):
+    table = copy.deepcopy(SHIPPED)
+    k80 = next(g for g in table["gpus"] if g["name"] in ("K80", "Tesla K80"))
+    twin = copy.deepcopy(k80)
+    twin["cc"] = "5.0"
+    table["gpus"].append(twin)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(table))
+    run = run_cli("table", "--validate", str(path))
+    assert run.exit_code == 2 and "is already used by gpus[" in run.stderr
+
+
+def test_min_memory_says_when_it_could_not_check():
+    run, codes = findings("--driver", "550.54.15", "--gpu", "A100", "--min-memory", "60GiB")
+    assert codes["gpu-memory-unknown"]["severity"] == "info" and "gpu-memory-low" not in codes
+
+
+@pytest.mark.parametrize("version", ["2.9.0", "2.9.1", "2.9"])
+def test_any_patch_release_names_its_minor(version):
+    run, _ = findings("--driver", "570.86.16", "--gpu", "H100", "--torch", version)
+    assert run.exit_code == 0 and run.json()["target"]["torch"] == "2.9"
+
+
+def test_an_older_patch_tag_of_the_official_images_is_known(tmp_path):
+    # pytorch/pytorch:2.5.0-... is a published tag; the table records 2.5.1 as the release's newest
+    # patch, and both carry the same CUDA variants. No daemon answers here: the table's facts decide.
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/nobody.sock"}
+    run = run_cli("check", "--json", "--image", "pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime", "--driver", "550.54.15",
+                  "--gpu", "H100", "--timeout", "1", env=env)
+    data = run.json()
+    assert (data["target"]["torch"], data["target"]["variant"]) == ("2.5", "cu124")
+    assert {f["code"]: f["severity"] for f in data["findings"]}["image-inspect-failed"] == "warn"

@@ -311,13 +311,26 @@ def _requirement_findings(table: CompatTable, values: HostValues, named: list[tu
         else:
             passed.append(name)
     if passed:
+        # A GPU given with --gpu has no NVML brand; a brand= condition then counts as satisfied (as
+        # nvidia-container-cli does with a value it cannot read), which the real GPU may not confirm.
+        values_by_name = dict(named)
+        brand_blind = any(d.brand is None for d in values.devices) and any(
+            "brand" in values_by_name[name].lower() for name in passed
+        )
         findings.append(
             Finding(
                 "image-requirements-ok",
-                OK,
-                f"{where} requirements met: {', '.join(passed)}",
-                f"nvidia-container-cli would accept them ({_host_line(values)}).",
-                "",
+                WARN if brand_blind else OK,
+                f"{where} requirements met: {', '.join(passed)}"
+                + (" (unless the GPU's brand decides)" if brand_blind else ""),
+                f"nvidia-container-cli would accept them ({_host_line(values)})."
+                + (
+                    " A GPU's brand is unknown here, so brand= conditions were counted as satisfied; on the "
+                    "real GPU its brand (tesla, geforce, nvidia, ...) may refuse the container."
+                    if brand_blind
+                    else ""
+                ),
+                "Check on the real host, or on a snapshot taken there (`cudadoctor probe --output`)." if brand_blind else "",
                 TOOLKIT_SOURCE,
                 "image",
             )

@@ -180,6 +180,20 @@ def check_memory(facts: HostFacts, table: CompatTable, target: Optional[Target])
                     )
                 )
         return findings
+    unknown = [gpu for gpu in gpus_in_scope(facts) if gpu.memory_total_bytes is None]
+    if unknown:
+        findings.append(
+            Finding(
+                "gpu-memory-unknown",
+                INFO,
+                f"--min-memory not checked for {', '.join(gpu_label(g) for g in unknown)}: memory unknown",
+                "NVML gave no memory size (or the GPU was given with --gpu, and a product name does not fix its "
+                "memory: an A100 has 40 or 80 GB).",
+                "Check on the real host, or on a snapshot taken there (`cudadoctor probe --output`).",
+                NVML_SOURCE,
+                "gpu",
+            )
+        )
     for gpu in gpus_in_scope(facts):
         size = gpu.memory_total_bytes
         if size is not None and size < want:

@@ -19,6 +19,14 @@ from ..target import Target
 from .system import missing_nvml_case, user_space_versions
 
 SOURCE = "NVML (nvidia-ml-py) on this host"
+# missing_nvml_case() -> the finding that names that cause.
+_CAUSE_CODES = {
+    "container": "container-no-gpus",
+    "wsl": "wsl-no-gpu-support",
+    "partial": "driver-nvml-missing",
+    "non-nvidia": "no-nvidia-gpu",
+    "none": "no-driver",
+}
 
 
 def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
@@ -35,17 +43,21 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
     if state == NVML_NOT_PROBED:
         return []
     if state == NVML_LIBRARY_MISSING:
-        if missing_nvml_case(facts) is not None:
-            return []  # the system rules name the cause (container, WSL, partial driver, no driver, no NVIDIA GPU)
+        # Always reported (scripts match on it); when the system facts tell the cause apart (container
+        # without --gpus, WSL, partial driver, no driver, another vendor's GPU) that finding follows.
+        cause = _CAUSE_CODES.get(missing_nvml_case(facts) or "")
+        see = f" The cause is diagnosed below: {cause}." if cause else ""
         return [
             Finding(
                 "nvml-library-missing",
                 FAIL,
                 "No NVIDIA driver found: libnvidia-ml.so.1 cannot be loaded",
                 "NVML ships with the NVIDIA driver. Without it there is no driver on this host, or this is a "
-                "container started without GPU access." + error,
-                "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
-                "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL.",
+                "container started without GPU access." + error + see,
+                f"See {cause} for the fix." if cause else (
+                    "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
+                    "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
+                ),
                 SOURCE,
                 "nvml",
             )
