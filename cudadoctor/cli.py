@@ -414,6 +414,8 @@ def table_command(
         raise InputError(f"give one of {', '.join(views)}, not several")
     from . import tableview
 
+    if validate_path and table_path:
+        raise InputError("give --validate FILE or --table FILE, not both (--validate checks FILE itself)")
     if validate_path:
         table = load_table_or_fail(validate_path, families_path)
         summary = tableview.validation_summary(table)

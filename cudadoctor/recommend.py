@@ -138,7 +138,12 @@ def recommend(
         return _no_fit(
             release,
             family,
-            f"no CUDA variant of PyTorch {release.version} fits this host",
+            f"no CUDA variant of PyTorch {release.version} fits this host"
+            + (
+                f" (the table records only {', '.join(v.name for v in release.variants)} of this release)"
+                if not release.variants_complete
+                else ""
+            ),
             rejected,
             _fixes(facts, table, family, release, suggest_other_releases),
         )

@@ -201,3 +201,19 @@ def test_an_older_patch_tag_of_the_official_images_is_known(tmp_path):
     data = run.json()
     assert (data["target"]["torch"], data["target"]["variant"]) == ("2.5", "cu124")
     assert {f["code"]: f["severity"] for f in data["findings"]}["image-inspect-failed"] == "warn"
+
+
+def test_jetson_is_flagged_as_outside_the_wheel_verdicts():
+    run, codes = findings("--driver", "540.4.0", "--gpu", "Jetson AGX Orin")
+    assert codes["gpu-embedded"]["severity"] == "warn" and "JetPack" in codes["gpu-embedded"]["detail"]
+
+
+def test_validate_and_table_together_is_a_usage_error():
+    run = run_cli("table", "--validate", str(REPO_ROOT / "data" / "compat_table.json"), "--table", str(REPO_ROOT / "data" / "compat_table.json"))
+    assert run.exit_code == 2 and "not both" in run.stderr
+
+
+def test_no_fit_on_a_partly_recorded_release_says_so():
+    rec = run_cli("recommend", "--image", "--format", "json", "--torch", "2.14", "--driver", "575.51.03", "--gpu", "A100")
+    assert rec.exit_code == 1
+    assert "the table records only cu130 of this release" in rec.json()["no_recommendation"]["why"]

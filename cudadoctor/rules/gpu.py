@@ -82,6 +82,22 @@ def check_gpus_present(facts: HostFacts, table: CompatTable, target: Optional[Ta
             )
             continue
         findings.append(Finding("gpu-ok", OK, f"{gpu_label(gpu)}: {facts_line}", "", "", source, "gpu", gpu.index))
+        model = table.gpu_model(gpu.name) if gpu.name else None
+        if model is not None and model.brand_class == "embedded":
+            findings.append(
+                Finding(
+                    "gpu-embedded",
+                    WARN,
+                    f"{gpu_label(gpu)} is an embedded (Jetson) module: the wheel and image verdicts do not apply",
+                    "The table's arch lists describe PyTorch's Linux x86_64 wheels and the images built on them. "
+                    "Jetson modules are aarch64 systems that run NVIDIA's JetPack builds of PyTorch, with their "
+                    "own CUDA and arch lists.",
+                    "Use the PyTorch build NVIDIA publishes for your JetPack release.",
+                    table.cite(model.source),
+                    "gpu",
+                    gpu.index,
+                )
+            )
     return findings
 
 
