@@ -5,11 +5,14 @@ within a tier the newest CUDA wins; else none, with the smallest driver upgrade 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from cudadoctor.facts import HostFacts
 from cudadoctor.recommend import recommend
-from cudadoctor.table import load_table
+from cudadoctor.table import default_table_path, load_table
 from cudadoctor.versions import CudaVersion, DriverVersion
 from cudadoctor.whatif import apply_what_if
 
@@ -23,25 +26,67 @@ def host(driver, *gpus):
     return apply_what_if(HostFacts(), TABLE, driver, list(gpus))
 
 
+# The oracle below reads the raw JSON with its own arithmetic, so that a bug in the table module's
+# queries (coverage, toolkit ranges, driver minimums) cannot agree with itself.
+RAW = json.loads(Path(default_table_path()).read_text())
+
+
+def nums(text):
+    return tuple(int(part) for part in text.split("."))
+
+
+def padded(a, b):
+    width = max(len(a), len(b))
+    return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+
+
+def at_least(a, b):
+    a, b = padded(a, b)
+    return a >= b
+
+
+def raw_cc(gpu):
+    for entry in RAW["gpus"]:
+        if gpu == entry["name"] or gpu in entry.get("aliases", []):
+            return nums(entry["cc"])
+    raise KeyError(gpu)
+
+
+def raw_tier(driver, cuda):
+    rows = [r for r in RAW["cuda_releases"] if r.get("kind") != "RC"]
+    full_min = min((nums(r["min_driver_linux"]) for r in rows if nums(r["version"])[:2] == cuda[:2]), key=lambda v: padded(v, (0,) * 3)[0])
+    newest = max((nums(r["version"])[:2] for r in rows if at_least(driver, nums(r["min_driver_linux"]))), default=None)
+    if (newest is not None and newest >= cuda[:2]) or at_least(driver, full_min):
+        return "full"
+    floor = next((nums(r["min_driver_linux"]) for r in RAW["minor_version_compatibility"] if r["cuda_major"] == cuda[0]), None)
+    if floor is not None and at_least(driver, floor) and (newest is None or newest[0] == cuda[0]):
+        return "minor-compat"
+    return None
+
+
+def raw_runs(variant, cc, tier):
+    """SASS for X.Y runs on X.Z (Z >= Y); PTX is JIT-compiled for newer GPUs, but not under
+    minor-version compatibility; and the toolkit must be able to target the GPU at all."""
+    toolkit = next(t for t in RAW["toolkit_architectures"] if nums(t["cuda"]) == nums(variant["cuda"])[:2])
+    if not (nums(toolkit["min_cc"]) <= cc <= nums(toolkit["max_cc"])):
+        return False
+    if any(nums(b)[0] == cc[0] and nums(b)[1] <= cc[1] for b in variant["arch_list"]):
+        return True
+    return tier == "full" and any(nums(p) <= cc for p in variant.get("ptx", []))
+
+
 def expected(release, driver, gpus):
-    """The policy, stated directly over the table: (variant, tier) or None."""
-    d = DriverVersion.parse(driver)
+    """The policy, stated directly over the raw table: (variant, tier) or None."""
+    raw = next(r for r in RAW["pytorch_releases"] if r["version"] == release.version)
     best = None
-    for variant in release.variants:
-        toolkit = TABLE.toolkit_architectures_for(variant.cuda)
-        ccs = [TABLE.gpu_model(g).cc for g in gpus]
-        if any(not toolkit.supports(cc) or variant.coverage(cc) is None for cc in ccs):
+    for variant in raw["variants"]:
+        cuda = nums(variant["cuda"])
+        tier = raw_tier(nums(driver), cuda)
+        if tier is None or not all(raw_runs(variant, raw_cc(g), tier) for g in gpus):
             continue
-        driver_cuda = TABLE.cuda_supported_by_driver(d)
-        if d >= TABLE.min_driver_full(variant.cuda).min_driver_linux:
-            tier = 0
-        elif d >= TABLE.minor_compat_floor(variant.cuda.major).min_driver_linux and driver_cuda.major == variant.cuda.major:
-            tier = 1
-        else:
-            continue
-        key = (tier, tuple(-n for n in variant.cuda.numbers))
+        key = ((0 if tier == "full" else 1), tuple(-n for n in cuda))
         if best is None or key < best[0]:
-            best = (key, variant.name, ("full", "minor-compat")[tier])
+            best = (key, variant["name"], tier)
     return best[1:] if best else None
 
 
@@ -59,6 +104,19 @@ def test_matrix_follows_policy(version, driver, gpu):
     else:
         assert (rec.variant, rec.support) == want
         assert rec.image == f"pytorch-cuda:v{version}-{want[0]}"
+
+
+# Mixed hosts: every GPU must be covered (the oldest and the newest architecture both count).
+PAIRS = [("V100", "H100"), ("GTX 1080 Ti", "RTX 5090"), ("K80", "A100"), ("T4", "RTX 5090")]
+MIXED = [(r.version, d, pair) for r in TABLE.pytorch_releases for d in DRIVERS for pair in PAIRS]
+
+
+@pytest.mark.parametrize("version,driver,pair", MIXED, ids=[f"{v}-{d}-{'+'.join(p)}" for v, d, p in MIXED])
+def test_mixed_hosts_follow_policy(version, driver, pair):
+    release = TABLE.release(version)
+    rec = recommend(host(driver, *pair), TABLE, release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
+    want = expected(release, driver, list(pair))
+    assert ((rec.variant, rec.support) if rec.found else None) == want
 
 
 # Hand-checked cases (driver numbers: NVIDIA Table 3 / Table 2; arch lists: docs/table.md).
