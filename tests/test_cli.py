@@ -255,3 +255,32 @@ def test_an_empty_value_is_a_usage_error_not_the_default(args):
     assert run.exit_code == 2, run.stderr
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("cudadoctor: error: ")
     assert "empty" in run.stderr or "no condition" in run.stderr
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    # `cudadoctor table | head -1`: the reader leaves early; the command must not print a traceback.
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "table", "--gpus"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=REPO_ROOT)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err and proc.returncode in (0, 1)
+
+
+def test_large_output_is_flushed_completely_before_exit(tmp_path):
+    # The entry point skips the interpreter's teardown; everything written must still arrive.
+    out = tmp_path / "table.json"
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    with out.open("w") as handle:
+        status = subprocess.run([sys.executable, "-m", "cudadoctor", "table", "--json"], stdout=handle, cwd=REPO_ROOT).returncode
+    assert status == 0
+    assert json.loads(out.read_text())["schema"] == 1
