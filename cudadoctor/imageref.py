@@ -47,10 +47,6 @@ class ImageRef:
     def name(self) -> str:
         return f"{self.domain}/{self.path}" if self.domain else self.path
 
-    @property
-    def last_component(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
     def __str__(self) -> str:
         text = self.name
         if self.tag:

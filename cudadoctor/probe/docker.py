@@ -22,6 +22,8 @@ DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 CDI_GPU_KIND = "nvidia.com/gpu"
+# `kind: nvidia.com/gpu` (YAML) or `"kind": "nvidia.com/gpu"` (JSON), read as text.
+_CDI_KIND_LINE = re.compile(r"""["']?kind["']?\s*:\s*["']?""" + re.escape(CDI_GPU_KIND) + r"""["']?""")
 TOOLKIT_BINARIES = (
     "nvidia-container-runtime-hook",  # what Docker's --gpus driver runs (registered only if on dockerd's PATH)
     "nvidia-container-runtime",
@@ -151,12 +153,6 @@ def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_
     return client, facts
 
 
-def probe_docker(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_SPEC_DIRS) -> DockerFacts:
-    client, facts = connect(timeout, cdi_dirs)
-    close_quietly(client)
-    return facts
-
-
 def close_quietly(client: Any) -> None:
     if client is not None:
         try:
@@ -202,7 +198,7 @@ def _cdi(dirs: tuple[str, ...]) -> dict[str, Any]:
                     text = handle.read(1_000_000)
             except OSError:
                 continue
-            if re.search(r"""["']?kind["']?\s*:\s*["']?nvidia\.com/gpu["']?""", text):
+            if _CDI_KIND_LINE.search(text):
                 specs.append(path)
     return {"cdi_spec_dirs": dirs, "cdi_nvidia_specs": tuple(specs)}
 

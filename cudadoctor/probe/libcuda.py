@@ -14,6 +14,7 @@ import ctypes
 from typing import Optional
 
 from ..facts import LibcudaFacts
+from ..versions import CudaVersion
 
 LIBRARY = "libcuda.so.1"
 CUDA_ERROR_STUB_LIBRARY = 34
@@ -60,5 +61,5 @@ def probe_libcuda(library: str = LIBRARY) -> LibcudaFacts:
     if code != 0:
         return LibcudaFacts(loadable=True, path=path, error=_error_text(lib, code), error_code=code)
     value = version.value
-    text = f"{value // 1000}.{(value % 1000) // 10}" if value > 0 else None
+    text = str(CudaVersion.from_nvml(value)) if value > 0 else None
     return LibcudaFacts(loadable=True, path=path, driver_version=text)

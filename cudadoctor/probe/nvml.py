@@ -20,6 +20,7 @@ from ..facts import (
     GpuFacts,
     MigDeviceFacts,
 )
+from ..versions import CudaVersion
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {
@@ -123,7 +124,7 @@ def _read_everything(pynvml: Any) -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
     cuda_version = guard.call(pynvml.nvmlSystemGetCudaDriverVersion)
     cuda_text = None
     if isinstance(cuda_version, int) and cuda_version > 0:
-        cuda_text = f"{cuda_version // 1000}.{(cuda_version % 1000) // 10}"
+        cuda_text = str(CudaVersion.from_nvml(cuda_version))
     driver = DriverFacts(
         nvml_state=NVML_OK,
         driver_version=_text(guard.call(pynvml.nvmlSystemGetDriverVersion)),

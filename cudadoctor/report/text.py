@@ -48,12 +48,13 @@ _GPU_LABEL = re.compile(r"\bGPU (\d+) \(")
 
 def _index_ranges(indexes: list[int]) -> str:
     """[0, 1, 2, 5] -> "0-2, 5"."""
-    parts, start = [], indexes[0]
-    for prev, cur in zip(indexes, indexes[1:] + [None]):
-        if cur != prev + 1 if cur is not None else True:
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-            start = cur
-    return ", ".join(parts)
+    runs: list[list[int]] = []
+    for index in indexes:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def collapse_identical_gpus(findings: Iterable[Finding]) -> list[Finding]:

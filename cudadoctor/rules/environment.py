@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..facts import HostFacts
+from ..facts import HostFacts, driver_library_version
 from ..findings import FAIL, INFO, WARN, Finding
 from ..hostview import gpu_label
 from ..table import CompatTable
@@ -20,7 +20,6 @@ from ..visibility import (
     UNKNOWN_ID,
     visibility_of,
 )
-from ..facts import driver_library_version
 from .system import gpu_request_missing, probed_host
 
 CONTAINER_SOURCE = "NVIDIA Container Toolkit, NVIDIA_VISIBLE_DEVICES; /.dockerenv, /run/.containerenv, /proc/1/cgroup"
