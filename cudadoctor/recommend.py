@@ -3,7 +3,7 @@
 Policy: among the variants the image family offers for the release, keep those whose builds
 carry code for every GPU in scope and whose toolkit supports each GPU. Prefer the ones the driver
 supports fully (Table 3 minimum), then those that run under minor-version compatibility; within
-a tier the newest CUDA wins. Pure: facts and table in, a Recommendation out.
+a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recommendation out.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from .facts import HostFacts
-from .hostview import driver_support, gpu_cc, gpu_label, gpu_runs_variant, gpus_in_scope
-from .table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
+from .compat.table import ImageFamily, PytorchRelease, WheelVariant
+from .host.view import DriverSupport, HostView, gpu_label
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
 
@@ -44,15 +43,15 @@ class Recommendation:
         return self.variant is not None
 
 
-def _gpu_blockers(facts: HostFacts, table: CompatTable, variant: WheelVariant) -> list[str]:
+def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
     """Why this variant cannot run on some GPU in scope (empty: it covers every GPU)."""
     problems = []
-    toolkit = table.toolkit_architectures_for(variant.cuda)
-    for gpu in gpus_in_scope(facts):
-        cc = gpu_cc(gpu, table)
+    toolkit = host.table.toolkit_architectures_for(variant.cuda)
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
         if cc is None:
             continue  # unknown compute capability: judged by the gpu rules, not here
-        verdict = gpu_runs_variant(facts, table, variant, cc)
+        verdict = host.runs(variant, cc)
         if verdict == "toolkit" and toolkit is not None:
             problems.append(
                 f"CUDA {variant.cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} "
@@ -68,7 +67,7 @@ def _gpu_blockers(facts: HostFacts, table: CompatTable, variant: WheelVariant) -
     return problems
 
 
-def _driver_reason(tier: str, support, variant: WheelVariant) -> str:
+def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> str:
     driver = support.driver or "this driver"
     if tier == "too-old":
         floor = support.compat_min or support.full_min
@@ -95,16 +94,16 @@ def _no_fit(
 
 
 def recommend(
-    facts: HostFacts,
-    table: CompatTable,
+    host: HostView,
     release: Optional[PytorchRelease] = None,
     family: Optional[ImageFamily] = None,
     suggest_other_releases: bool = True,
 ) -> Recommendation:
+    table, facts = host.table, host.facts
     release = release or table.default_release
     family = family or table.image_families[0]
     offered = family.variants_for(release)
-    if facts.nvml_ok and facts.driver.source == "nvml" and not gpus_in_scope(facts):
+    if host.nvml_ok and facts.driver.source == "nvml" and not host.gpus_in_scope:
         # A driver with no visible GPU runs no CUDA build at all; recommending one would mislead.
         return _no_fit(
             release,
@@ -118,8 +117,8 @@ def recommend(
         variant = release.variant(name)
         if variant is None:
             continue
-        blockers = _gpu_blockers(facts, table, variant)
-        support = driver_support(facts, table, variant.cuda)
+        blockers = _gpu_blockers(host, variant)
+        support = host.support(variant.cuda)
         if blockers:
             rejected.append(Rejection(name, "; ".join(blockers)))
             continue
@@ -132,7 +131,7 @@ def recommend(
             release,
             family,
             f"the {family.name} family offers no image for PyTorch {release.version}",
-            fixes=_other_releases(facts, table, family, release) if suggest_other_releases else [],
+            fixes=_other_releases(host, family, release) if suggest_other_releases else [],
         )
     if not candidates:
         return _no_fit(
@@ -145,19 +144,19 @@ def recommend(
                 else ""
             ),
             rejected,
-            _fixes(facts, table, family, release, suggest_other_releases),
+            _fixes(host, family, release, suggest_other_releases),
         )
     # Best tier first; within it the newest CUDA.
     candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))
     _, best, tier = candidates[0]
     for _, variant, other_tier in candidates[1:]:
         if other_tier != tier:
-            reason = _driver_reason(other_tier, driver_support(facts, table, variant.cuda), variant)
+            reason = _driver_reason(other_tier, host.support(variant.cuda), variant)
         else:
             reason = f"older CUDA than {best.name}"
         rejected.append(Rejection(variant.name, reason))
     rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
-    covers = " whose wheels carry code for every GPU here" if gpus_in_scope(facts) else ""
+    covers = " whose wheels carry code for every GPU here" if host.gpus_in_scope else ""
     if tier == "full":
         why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"
     elif tier == "minor-compat":
@@ -166,7 +165,7 @@ def recommend(
             f"{best.name} runs under CUDA minor-version compatibility"
         )
     else:
-        support = driver_support(facts, table, best.cuda)
+        support = host.support(best.cuda)
         why = (
             f"the newest CUDA variant of PyTorch {release.version}{covers}; the driver is not known here: "
             f"{best.name} needs >= {support.compat_min or support.full_min}"
@@ -186,17 +185,15 @@ def recommend(
     )
 
 
-def _fixes(
-    facts: HostFacts, table: CompatTable, family: ImageFamily, release: PytorchRelease, other_releases: bool
-) -> list[str]:
+def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> list[str]:
     """The smallest driver upgrade that would make a variant of this release fit, and other releases that fit now."""
     fixes = []
     upgrades = []
     for name in family.variants_for(release):
         variant = release.variant(name)
-        if variant is None or _gpu_blockers(facts, table, variant):
+        if variant is None or _gpu_blockers(host, variant):
             continue
-        support = driver_support(facts, table, variant.cuda)
+        support = host.support(variant.cuda)
         if support.tier == "too-old":
             floor = support.compat_min or support.full_min
             if floor is not None:
@@ -208,18 +205,33 @@ def _fixes(
             text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
         fixes.append(text)
     if other_releases:
-        fixes.extend(_other_releases(facts, table, family, release))
+        fixes.extend(_other_releases(host, family, release))
     return fixes
 
 
-def _other_releases(facts: HostFacts, table: CompatTable, family: ImageFamily, release: PytorchRelease) -> list[str]:
+def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> list[str]:
     """The newest other release of this family that fits the host as it is."""
-    for other in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True):
+    for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
             continue
         if not family.variants_for(other):
             continue
-        result = recommend(facts, table, other, family, suggest_other_releases=False)
+        result = recommend(host, other, family, suggest_other_releases=False)
         if result.found:
             return [f"use PyTorch {other.version} ({result.image}), which fits this host"]
     return []
+
+
+def first_fit(
+    host: HostView, releases: Sequence[PytorchRelease]
+) -> Optional[tuple[PytorchRelease, Recommendation]]:
+    """The first of ``releases`` (each once) with a variant that fits the host, and that recommendation."""
+    seen: set[str] = set()
+    for release in releases:
+        if release.version in seen:
+            continue
+        seen.add(release.version)
+        rec = recommend(host, release, suggest_other_releases=False)
+        if rec.found:
+            return release, rec
+    return None

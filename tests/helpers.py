@@ -47,3 +47,16 @@ def run_cli(*args: str, env: Optional[dict[str, str]] = None, cwd: Optional[str]
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(command, capture_output=True, text=True, env=full_env, cwd=cwd or REPO_ROOT, timeout=120)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def core_check(facts, table=None, image_facts=None, only=None, **request_values: Any):
+    """The pure entry point, as the fleet and the Python API call it: ``only`` names the checks to
+    run (all of them by default); ``request_values`` are resolve_request's (torch=, image=, ...)."""
+    from cudadoctor.doctor import check, resolve_request
+    from cudadoctor.loader import load_table
+    from cudadoctor.rules import CHECKS
+
+    table = table or load_table()
+    checks = CHECKS if only is None else tuple(c for c in CHECKS if c.name in set(only))
+    assert only is None or len(checks) == len(set(only)), f"unknown check in {only}"
+    return check(facts, table, resolve_request(table, **request_values), image=image_facts, checks=checks)

@@ -124,10 +124,9 @@ def test_docker_ok_but_no_nvidia_runtime(tesla):
 
 
 def test_cdi_spec_counts_as_gpu_support(images, tmp_path, monkeypatch):
-    from cudadoctor.facts import HostFacts
+    from cudadoctor.model.facts import HostFacts
     from cudadoctor.probe.docker import connect
-    from cudadoctor.rules.container import check_docker
-    from cudadoctor.table import load_table
+    from helpers import core_check
 
     (tmp_path / "nvidia.yaml").write_text('cdiVersion: "0.5.0"\nkind: nvidia.com/gpu\ndevices:\n- name: all\n')
     (tmp_path / "other.yaml").write_text("kind: vendor.com/fpga\n")
@@ -135,7 +134,7 @@ def test_cdi_spec_counts_as_gpu_support(images, tmp_path, monkeypatch):
     client, facts = connect(5.0, cdi_dirs=(str(tmp_path),))
     client.close()
     assert facts.cdi_nvidia_specs == (str(tmp_path / "nvidia.yaml"),)
-    codes = [f.code for f in check_docker(HostFacts(docker=facts), load_table(), None)]
+    codes = [f.code for f in core_check(HostFacts(docker=facts), only=["docker"]).findings]
     assert codes == ["docker-ok", "nvidia-runtime-ok"]
 
 

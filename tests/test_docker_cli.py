@@ -95,16 +95,16 @@ def test_require_without_nvml_is_unchecked(nvml_missing_env):
 
 
 def test_image_rule_states():
-    from cudadoctor.facts import HostFacts, ImageFacts
-    from cudadoctor.rules.container import check_image
-    from cudadoctor.table import load_table
-    from cudadoctor.target import Target
+    from helpers import core_check
 
-    table = load_table()
-    broken = Target("", "", "", image="x:1", origin="--image", image_facts=ImageFacts("x:1", state="error", error="boom"))
-    assert [(f.code, f.severity) for f in check_image(HostFacts(), table, broken)] == [("image-inspect-failed", "fail")]
-    unknown = Target("", "cu128", "12.8", image="x:1", origin="--image", image_facts=ImageFacts("x:1", state="ok", facts_from="image-env"))
-    assert [f.code for f in check_image(HostFacts(), table, unknown)] == ["image-ok", "image-torch-unknown"]
+    from cudadoctor.model.facts import HostFacts, ImageFacts
+
+    def image_codes(image):
+        return [(f.code, f.severity) for f in core_check(HostFacts(), image_facts=image, only=["image"], image="x:1").findings]
+
+    assert image_codes(ImageFacts("x:1", state="error", error="boom")) == [("image-inspect-failed", "fail")]
+    unknown = ImageFacts("x:1", state="ok", env=(("CUDA_VERSION", "12.8.1"),))
+    assert image_codes(unknown) == [("image-ok", "info"), ("image-torch-unknown", "info")]
 
 
 def test_family_tag_is_judged_from_the_table_when_the_daemon_is_down(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DOC_ROW = re.compile(r"^\|\s*`([a-z0-9-]+)`\s*\|", re.MULTILINE)
 # Finding("code", ...) and Finding(\n "code", ...) literals in the package.
-PRODUCED = re.compile(r"Finding\(\s*\"([a-z0-9-]+)\"")
+PRODUCED = re.compile(r"Finding\(\s*(?:code=)?\"([a-z0-9-]+)\"")
 
 
 def documented() -> set[str]:

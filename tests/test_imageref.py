@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.imageref import ImageRefError, parse_image_ref
+from cudadoctor.model.imageref import ImageRefError, parse_image_ref
 
 DIGEST = "sha256:" + "a" * 64
 

@@ -10,16 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from cudadoctor.facts import HostFacts
+from cudadoctor.model.facts import HostFacts
 from cudadoctor.recommend import recommend
-from cudadoctor.table import default_table_path, load_table
-from cudadoctor.versions import CudaVersion, DriverVersion
-from cudadoctor.whatif import apply_what_if
+from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.model.versions import CudaVersion, DriverVersion
+from cudadoctor.host.view import HostView
+from cudadoctor.host.whatif import apply_what_if
 
 TABLE = load_table()
 DRIVERS = ["450.80.02", "515.43.04", "520.61.05", "525.60.13", "530.30.02", "535.104.05", "550.54.14",
            "560.28.03", "570.26", "575.51.03", "580.65.06", "590.44.01", "595.45.04"]
 GPUS = ["K80", "GTX 1080 Ti", "V100", "T4", "A100", "RTX 4090", "H100", "B200", "RTX 5090"]
+
+
+def view(driver, *gpus):
+    return HostView.of(host(driver, *gpus), TABLE)
 
 
 def host(driver, *gpus):
@@ -96,7 +101,7 @@ CASES = [(r.version, d, g) for r in TABLE.pytorch_releases for d in DRIVERS for 
 @pytest.mark.parametrize("version,driver,gpu", CASES, ids=[f"{v}-{d}-{g}" for v, d, g in CASES])
 def test_matrix_follows_policy(version, driver, gpu):
     release = TABLE.release(version)
-    rec = recommend(host(driver, gpu), TABLE, release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
+    rec = recommend(view(driver, gpu), release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
     want = expected(release, driver, [gpu])
     if want is None:
         assert not rec.found, rec
@@ -114,7 +119,7 @@ MIXED = [(r.version, d, pair) for r in TABLE.pytorch_releases for d in DRIVERS f
 @pytest.mark.parametrize("version,driver,pair", MIXED, ids=[f"{v}-{d}-{'+'.join(p)}" for v, d, p in MIXED])
 def test_mixed_hosts_follow_policy(version, driver, pair):
     release = TABLE.release(version)
-    rec = recommend(host(driver, *pair), TABLE, release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
+    rec = recommend(view(driver, *pair), release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
     want = expected(release, driver, list(pair))
     assert ((rec.variant, rec.support) if rec.found else None) == want
 
@@ -141,29 +146,29 @@ def test_mixed_hosts_follow_policy(version, driver, pair):
     ids=lambda v: str(v),
 )
 def test_hand_checked(version, driver, gpus, variant, support):
-    rec = recommend(host(driver, *gpus), TABLE, TABLE.release(version), TABLE.family("pytorch-cuda"))
+    rec = recommend(view(driver, *gpus), TABLE.release(version), TABLE.family("pytorch-cuda"))
     assert (rec.variant, rec.support) == (variant, support)
 
 
 def test_nothing_fits_names_the_smallest_upgrade():
-    rec = recommend(host("520.61.05", "A100"), TABLE, TABLE.release("2.9"), TABLE.family("pytorch-cuda"))
+    rec = recommend(view("520.61.05", "A100"), TABLE.release("2.9"), TABLE.family("pytorch-cuda"))
     assert not rec.found
     assert rec.fixes[0].startswith("upgrade the NVIDIA driver to >= 525.60.13 to run cu126")
     assert any("PyTorch 2.7" in fix for fix in rec.fixes)  # cu118 of 2.7 fits a 520 driver
 
 
 def test_kepler_has_no_build_after_2_7():
-    rec = recommend(host("580.65.06", "K80"), TABLE, TABLE.release("2.8"), TABLE.family("pytorch-cuda"))
+    rec = recommend(view("580.65.06", "K80"), TABLE.release("2.8"), TABLE.family("pytorch-cuda"))
     assert not rec.found
     assert all("no code for" in r.reason or "cannot build for" in r.reason for r in rec.rejected)
 
 
 def test_official_family_only_offers_published_images():
     official = TABLE.family("pytorch/pytorch")
-    rec = recommend(host("575.51.03", "RTX 4090"), TABLE, TABLE.release("2.9"), official)
+    rec = recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), official)
     assert rec.variant == "cu128"  # pytorch-cuda would give cu129, which has no official 2.9 image
     assert rec.image == "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime"
-    assert recommend(host("575.51.03", "RTX 4090"), TABLE, TABLE.release("2.9")).variant == "cu129"
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9")).variant == "cu129"
 
 
 def test_driver_cuda_cutoffs_match_table3():

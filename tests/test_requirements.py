@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadoctor.requirements import (
+from cudadoctor.model.nvidia_require import (
     HINT_SUFFIX,
     Device,
     HostValues,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudadoctor.imageref import ImageRefError, parse_image_ref
-from cudadoctor.requirements import (
+from cudadoctor.model.imageref import ImageRefError, parse_image_ref
+from cudadoctor.model.nvidia_require import (
     Device,
     HostValues,
     RequirementError,

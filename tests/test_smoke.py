@@ -13,25 +13,23 @@ import sys
 
 import pytest
 
-from cudadoctor.facts import HostFacts, ImageFacts
-from cudadoctor.rules.container import check_smoke
-from cudadoctor.smoke import MARKER, PROBE, read_smoke_output
-from cudadoctor.table import load_table
-from cudadoctor.target import Target
+from helpers import core_check
 
-TABLE = load_table()
+from cudadoctor.model.facts import HostFacts, ImageFacts
+from cudadoctor.probe.smoke import MARKER, PROBE, read_smoke_output
 
 
-def _target(smoke):
+def check_smoke(smoke):
+    """The smoke check alone, through the pure entry point, on an image that ran with ``smoke``."""
     image = dataclasses.replace(ImageFacts("pytorch-cuda:v2.5-cu124", state="ok"), smoke=smoke)
-    return Target(torch="2.5", variant="cu124", cuda="12.4", image=image.reference, origin="--image", image_facts=image)
+    return list(core_check(HostFacts(), image_facts=image, only=["smoke"], image="pytorch-cuda:v2.5-cu124").findings)
 
 
 def test_a_working_gpu_container_is_image_smoke_ok():
     logs = "some start-up noise\n" + MARKER + '{"torch": "2.5.1+cu124", "cuda": "12.4", "available": true, "count": 8, "op": true}\n'
     smoke = read_smoke_output({"StatusCode": 0}, logs)
     assert (smoke.torch_version, smoke.device_count, smoke.cuda_op_ok) == ("2.5.1+cu124", 8, True)
-    [finding] = check_smoke(HostFacts(), TABLE, _target(smoke))
+    [finding] = check_smoke(smoke)
     assert finding.code == "image-smoke-ok" and finding.severity == "ok"
     assert "8 GPU(s)" in finding.title
 
@@ -44,12 +42,12 @@ def test_the_probe_script_under_a_real_cpu_torch():
 
     assert smoke.torch_version == torch.__version__
     assert smoke.cuda_available is False and smoke.cuda_op_ok is None
-    [finding] = check_smoke(HostFacts(), TABLE, _target(smoke))
+    [finding] = check_smoke(smoke)
     assert finding.code == "image-smoke-failed"
     assert "torch.cuda.is_available() is False" in finding.detail
 
 
 def test_garbled_output_is_a_failed_smoke_not_a_crash():
     smoke = read_smoke_output({"StatusCode": 137}, MARKER + "{not json\nKilled\n")
-    [finding] = check_smoke(HostFacts(), TABLE, _target(smoke))
+    [finding] = check_smoke(smoke)
     assert finding.code == "image-smoke-failed" and "exit status 137" in finding.detail

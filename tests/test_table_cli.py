@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from cudadoctor.families import FamiliesError, load_families
-from cudadoctor.table import load_table
+from cudadoctor.compat.families import FamiliesError
+from cudadoctor.loader import load_families
+from cudadoctor.loader import load_table
 
 
 def _cli(*args, env_extra=None):

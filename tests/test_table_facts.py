@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.table import load_table
-from cudadoctor.versions import ComputeCapability as CC
-from cudadoctor.versions import CudaVersion, DriverVersion
+from cudadoctor.loader import load_table
+from cudadoctor.model.versions import ComputeCapability as CC
+from cudadoctor.model.versions import CudaVersion, DriverVersion
 
 
 @pytest.fixture(scope="module")

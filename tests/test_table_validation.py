@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cudadoctor.table import TableError, default_table_path, load_table
+from cudadoctor.compat.table import TableError
+from cudadoctor.loader import default_table_path, load_table
 
 SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
 
@@ -178,7 +179,7 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
 def test_default_target_is_the_newest_fully_recorded_release(tmp_path):
     # A release known only by some of its wheels (variants_complete: false) is not the default:
     # a host must not look unsupported merely because its variant is not verified yet.
-    from cudadoctor.table import load_table
+    from cudadoctor.loader import load_table
 
     table = load_table()
     assert table.newest_release.version == "2.15" and not table.newest_release.variants_complete

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 import nvml_stub
-from cudadoctor.facts import (
+from cudadoctor.model.facts import (
     DriverFacts,
     GpuFacts,
     HostFacts,
     SystemFacts,
     TorchFacts,
-    snapshot_to_dict,
 )
+from cudadoctor.model.snapshot import snapshot_to_dict
 from cudadoctor.probe.torch_probe import probe_torch_metadata, probe_torch_runtime, variant_of
 from scenario import base_env, compose_env, run_check
 from sysroot import make_sysroot

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.facts import GpuFacts, HostFacts, MigDeviceFacts, SystemFacts, DriverFacts
-from cudadoctor.visibility import (
+from cudadoctor.model.facts import GpuFacts, HostFacts, MigDeviceFacts, SystemFacts, DriverFacts
+from cudadoctor.host.visibility import (
     AMBIGUOUS_ID,
     DUPLICATE,
     EMPTY,

@@ -16,7 +16,7 @@ import socket
 import threading
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
-from ..facts import DockerFacts
+from ..model.facts import DockerFacts
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
@@ -44,12 +44,12 @@ STATE_ERROR = "error"
 T = TypeVar("T")
 
 
-class _Deadline(Exception):
+class DeadlineExceeded(Exception):
     pass
 
 
 def run_bounded(fn: Callable[[], T], seconds: float) -> T:
-    """Run ``fn`` in a daemon thread; raise _Deadline if it has not returned within ``seconds``.
+    """Run ``fn`` in a daemon thread; raise DeadlineExceeded if it has not returned within ``seconds``.
     The thread is abandoned (the process exits without waiting for it)."""
     box: dict[str, Any] = {}
 
@@ -63,7 +63,7 @@ def run_bounded(fn: Callable[[], T], seconds: float) -> T:
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
-        raise _Deadline()
+        raise DeadlineExceeded()
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -106,7 +106,7 @@ def classify_error(exc: BaseException) -> str:
     return STATE_ERROR
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) <= 500 else text[:497] + "..."
 
@@ -129,12 +129,12 @@ def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_
 
     try:
         client, version, info = run_bounded(talk, timeout * 2 + 1)
-    except _Deadline:
+    except DeadlineExceeded:
         return None, _replace(
             base, state=STATE_TIMEOUT, error=f"the Docker daemon at {host} did not answer within {timeout:g} s", **host_files
         )
     except Exception as exc:
-        return None, _replace(base, state=classify_error(exc), error=_error_text(exc), **host_files)
+        return None, _replace(base, state=classify_error(exc), error=error_text(exc), **host_files)
     runtimes = info.get("Runtimes") if isinstance(info, dict) else None
     spec_dirs = info.get("CDISpecDirs") if isinstance(info, dict) else None
     facts = _replace(

@@ -6,7 +6,7 @@ import os
 import time
 
 from .. import __version__
-from ..facts import HostFacts
+from ..model.facts import HostFacts
 from .libcuda import probe_libcuda
 from .nvml import probe_nvml
 from .system import probe_system

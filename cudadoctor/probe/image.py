@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..facts import ImageFacts
-from ..requirements import env_mapping
-from .docker import _Deadline, _error_text, run_bounded
+from ..model.facts import ImageFacts
+from ..model.nvidia_require import env_mapping
+from .docker import DeadlineExceeded, error_text, run_bounded
 
 # Pulling moves gigabytes; it gets its own, longer bound than the inspection calls.
 PULL_TIMEOUT_S = 1800.0
@@ -36,11 +36,11 @@ def inspect_image(client: Any, reference: str, pull: bool = False, timeout: floa
             run_bounded(lambda: client.api.pull(reference), PULL_TIMEOUT_S)
             data = run_bounded(inspect, timeout * 2 + 1)
             pulled = True
-        except _Deadline:
+        except DeadlineExceeded:
             return ImageFacts(reference, state="pull-failed", error=f"the pull did not finish within {PULL_TIMEOUT_S:g} s")
         except Exception as pull_exc:
             return ImageFacts(reference, state="pull-failed", error=_explanation(pull_exc))
-    except _Deadline:
+    except DeadlineExceeded:
         return ImageFacts(reference, state="error", error=f"the Docker daemon did not answer within {timeout:g} s")
     except Exception as exc:
         return ImageFacts(reference, state="error", error=_explanation(exc))
@@ -49,7 +49,7 @@ def inspect_image(client: Any, reference: str, pull: bool = False, timeout: floa
 
 def _explanation(exc: BaseException) -> str:
     explanation = getattr(exc, "explanation", None)
-    return str(explanation) if explanation else _error_text(exc)
+    return str(explanation) if explanation else error_text(exc)
 
 
 def read_inspect(base: ImageFacts, data: Any, pulled: bool = False) -> ImageFacts:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..facts import LibcudaFacts
-from ..versions import CudaVersion
+from ..model.facts import LibcudaFacts
+from ..model.versions import CudaVersion
 
 LIBRARY = "libcuda.so.1"
 CUDA_ERROR_STUB_LIBRARY = 34

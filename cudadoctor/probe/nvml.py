@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..facts import (
+from ..model.facts import (
     NVML_DRIVER_MISMATCH,
     NVML_DRIVER_NOT_LOADED,
     NVML_ERROR,
@@ -20,7 +20,7 @@ from ..facts import (
     GpuFacts,
     MigDeviceFacts,
 )
-from ..versions import CudaVersion
+from ..model.versions import CudaVersion
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {

@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Mapping, Optional
 
-from ..facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+from ..model.facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
 

@@ -15,7 +15,7 @@ import re
 import sys
 from typing import Optional, Sequence
 
-from ..facts import TorchFacts
+from ..model.facts import TorchFacts
 
 RUNTIME_TIMEOUT_S = 120.0
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..doctor import CheckResult
-from ..facts import to_jsonable
-from ..findings import Finding
+from ..doctor.check import CheckResult
+from ..model.snapshot import to_jsonable
+from ..model.findings import Finding
 from ..recommend import Recommendation
-from ..table import CompatTable
+from ..compat.table import CompatTable
 
 JSON_SCHEMA = 1
 
@@ -22,6 +22,7 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
         "hint": finding.hint,
         "source": finding.source,
         "subject": finding.subject,
+        "group": finding.group,
     }
     if finding.gpu_index is not None:
         data["gpu_index"] = finding.gpu_index

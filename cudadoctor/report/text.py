@@ -1,49 +1,28 @@
-"""Rich output for people: one status line per check, grouped, hints under problems.
-
-Colour follows rich's rules: off when stdout is not a terminal and under NO_COLOR.
-"""
+"""Rich output for people: one status line per finding, grouped as the checks declare, hints
+under problems. Everything is printed as text, never as markup (see report/console.py)."""
 
 from __future__ import annotations
 
-import re
-import sys
-from typing import Iterable, Optional, TextIO
+import dataclasses
+from typing import Iterable, Sequence
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from ..doctor import CheckResult
-from ..findings import FAIL, INFO, OK, WARN, Finding
+from ..doctor.check import CheckResult
+from ..host.view import gpu_label
+from ..model.facts import GpuFacts
+from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..recommend import Recommendation
+from ..rules import GROUPS
+from .console import make_console, unicode_ok
 from .payload import pip_command
+
+__all__ = ["make_console", "render_check", "render_findings", "render_recommendation", "collapse_identical_gpus"]
 
 _STYLE = {OK: "green", INFO: "blue", WARN: "yellow", FAIL: "bold red"}
 _UNICODE = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗"}
 _ASCII = {OK: "+", INFO: "i", WARN: "!", FAIL: "x"}
-_GROUPS = (
-    ("nvml", "Driver (NVML)"),
-    ("system", "Kernel module and devices"),
-    ("gpu", "GPUs"),
-    ("driver", "Driver vs target CUDA"),
-    ("environment", "Environment"),
-    ("docker", "Docker"),
-    ("image", "Image"),
-    ("torch", "Installed torch"),
-)
-
-
-def make_console(file: Optional[TextIO] = None) -> Console:
-    stream = file or sys.stdout
-    # Piped output keeps whole lines (greppable logs); a terminal gets rich's wrapping.
-    interactive = hasattr(stream, "isatty") and stream.isatty()
-    return Console(file=stream, highlight=False, soft_wrap=not interactive, emoji=False)
-
-
-def _marks(console: Console) -> dict[str, str]:
-    return _UNICODE if (console.encoding or "").lower().startswith("utf") else _ASCII
-
-
-_GPU_LABEL = re.compile(r"\bGPU (\d+) \(")
 
 
 def _index_ranges(indexes: list[int]) -> str:
@@ -57,15 +36,23 @@ def _index_ranges(indexes: list[int]) -> str:
     return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
-def collapse_identical_gpus(findings: Iterable[Finding]) -> list[Finding]:
-    """Eight identical GPUs get one line ("GPUs 0-7 (...)") instead of eight."""
-    groups: dict[tuple[str, str, str, str, str], list[Finding]] = {}
+def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts]) -> list[Finding]:
+    """Eight identical GPUs get one line ("GPUs 0-7 (...)") instead of eight.
+
+    Two findings collapse when they differ only in which GPU they are about: same code, severity,
+    detail and hint, and the same title once the GPU's own label (``gpu_label``, from the facts)
+    is taken out of it.
+    """
+    labels = {gpu.index: gpu_label(gpu) for gpu in gpus}
+    groups: dict[tuple[str, ...], list[Finding]] = {}
     order: list[object] = []
     for f in findings:
-        if f.gpu_index is None or not _GPU_LABEL.search(f.title):
+        label = labels.get(f.gpu_index) if f.gpu_index is not None else None
+        if label is None or label not in f.title:
             order.append(f)
             continue
-        key = (f.code, f.severity, _GPU_LABEL.sub("GPU * (", f.title), f.detail, f.hint)
+        name = label[label.index("(") :]  # "(NVIDIA H100 80GB HBM3)"
+        key = (f.code, f.severity, f.title.replace(label, "\0", 1), name, f.detail, f.hint, f.group)
         if key not in groups:
             groups[key] = []
             order.append(key)
@@ -76,64 +63,72 @@ def collapse_identical_gpus(findings: Iterable[Finding]) -> list[Finding]:
             result.append(item)
             continue
         members = groups[item]
-        if len(members) == 1:
-            result.append(members[0])
-            continue
-        label = "GPUs " + _index_ranges(sorted(m.gpu_index for m in members if m.gpu_index is not None)) + " ("
         first = members[0]
-        result.append(Finding(first.code, first.severity, _GPU_LABEL.sub(label, first.title, count=1), first.detail, first.hint, first.source, first.subject))
+        if len(members) == 1:
+            result.append(first)
+            continue
+        indexes = sorted(m.gpu_index for m in members if m.gpu_index is not None)
+        label = labels[first.gpu_index] if first.gpu_index is not None else ""
+        merged = f"GPUs {_index_ranges(indexes)} {label[label.index('('):]}"
+        result.append(dataclasses.replace(first, title=first.title.replace(label, merged, 1), gpu_index=None))
     return result
 
 
-def render_findings(console: Console, findings: Iterable[Finding]) -> None:
-    marks = _marks(console)
-    findings = collapse_identical_gpus(findings)
-    known = {key for key, _ in _GROUPS}
-    groups = list(_GROUPS) + sorted({(f.subject, f.subject.title()) for f in findings if f.subject not in known})
-    for key, heading in groups:
-        members = [f for f in findings if f.subject == key]
+def _line(*parts: tuple[str, str]) -> Text:
+    return Text.assemble(*parts)
+
+
+def render_findings(console: Console, findings: Iterable[Finding], gpus: Sequence[GpuFacts] = ()) -> None:
+    marks = _UNICODE if unicode_ok(console) else _ASCII
+    arrow = "→" if marks is _UNICODE else "->"
+    collapsed = collapse_identical_gpus(findings, gpus)
+    known = {key for key, _ in GROUPS}
+    extra = sorted({(f.group, f.group.title()) for f in collapsed if f.group not in known})
+    for key, heading in list(GROUPS) + extra:
+        members = [f for f in collapsed if f.group == key]
         if not members:
             continue
-        console.print(f"[bold]{escape(heading)}[/bold]")
+        console.print(Text(heading, style="bold"))
         for f in members:
-            style = _STYLE[f.severity]
-            console.print(f"  [{style}]{marks[f.severity]}[/{style}] {escape(f.title)}  [dim]{escape(f.code)}[/dim]")
+            console.print(_line(("  ", ""), (marks[f.severity], _STYLE[f.severity]), (f" {f.title}  ", ""), (f.code, "dim")))
             if f.severity in (WARN, FAIL) and f.detail:
-                console.print(f"      {escape(f.detail)}", style="dim")
+                console.print(Text(f"      {f.detail}", style="dim"))
             if f.severity in (WARN, FAIL, INFO) and f.hint:
-                console.print(f"      [cyan]→[/cyan] {escape(f.hint)}" if marks is _UNICODE else f"      -> {escape(f.hint)}")
+                console.print(_line(("      ", ""), (arrow, "cyan"), (f" {f.hint}", "")))
         console.print()
 
 
 def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True) -> None:
+    arrow = "→" if unicode_ok(console) else "->"
     if rec.found:
-        console.print(f"[bold]Recommended[/bold] for PyTorch {rec.torch}: [bold green]{escape(rec.image or rec.variant or '')}[/bold green]")
-        console.print(f"  {escape(rec.why)}.")
+        console.print(_line(("Recommended", "bold"), (f" for PyTorch {rec.torch}: ", ""), (rec.image or rec.variant or "", "bold green")))
+        console.print(Text(f"  {rec.why}."))
         cmd = pip_command(rec)
         if cmd:
-            console.print(f"  wheel: {escape(cmd)}")
+            console.print(Text(f"  wheel: {cmd}"))
         if rec.support == "minor-compat":
-            console.print("  [yellow]runs under CUDA minor-version compatibility: see driver-minor-compat[/yellow]")
+            console.print(Text("  runs under CUDA minor-version compatibility: see driver-minor-compat", style="yellow"))
     else:
-        console.print(f"[bold]No recommendation[/bold] for PyTorch {rec.torch}: {escape(rec.why)}.")
+        console.print(_line(("No recommendation", "bold"), (f" for PyTorch {rec.torch}: {rec.why}.", "")))
         for fix in rec.fixes:
-            console.print(f"  → {escape(fix)}" if _marks(console) is _UNICODE else f"  -> {escape(fix)}")
+            console.print(Text(f"  {arrow} {fix}"))
     if show_rejected:
         for rejection in rec.rejected:
-            console.print(f"  [dim]{escape(rejection.variant)}: {escape(rejection.reason)}[/dim]")
+            console.print(Text(f"  {rejection.variant}: {rejection.reason}", style="dim"))
 
 
 def render_check(console: Console, result: CheckResult) -> None:
     target = result.target
     if target:
         what = target.image or f"PyTorch {target.torch} {target.variant}"
-        console.print(f"[bold]cudadoctor check[/bold] — target {escape(what)} (CUDA {target.cuda}, {target.origin})")
+        dash = "—" if unicode_ok(console) else "-"
+        console.print(_line(("cudadoctor check", "bold"), (f" {dash} target {what} (CUDA {target.cuda}, {target.origin})", "")))
         console.print()
-    render_findings(console, result.findings)
+    render_findings(console, result.findings, result.facts.gpus)
     render_recommendation(console, result.recommendation)
     console.print()
     counts = {s: sum(1 for f in result.findings if f.severity == s) for s in (FAIL, WARN)}
     verdict = result.verdict
     style = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}[verdict]
     label = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}[verdict]
-    console.print(f"Verdict: [{style}]{label}[/{style}] ({counts[FAIL]} failing, {counts[WARN]} warnings)")
+    console.print(_line(("Verdict: ", ""), (label, style), (f" ({counts[FAIL]} failing, {counts[WARN]} warnings)", "")))

@@ -1,67 +1,82 @@
-"""Rules: pure functions ``(facts, table, target) -> list[Finding]``, one module per subject.
+"""The checks: pure functions ``(CheckContext) -> findings``, one module per report group.
 
-``evaluate`` runs them in report order. A rule never raises on odd facts: unknown values
-produce no verdict (or an info finding), never a crash.
+``CHECKS`` is the run order (and the order of findings in JSON); ``GROUPS`` the report's groups in
+the order the text report shows them. A check never raises on odd facts: unknown values produce
+no verdict (or an info finding); should one raise all the same, the runner reports it as one
+``internal-error`` finding and the other checks still run (cudadoctor.doctor.runner).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Iterable
 
-from ..facts import HostFacts
-from ..findings import Finding
-from ..table import CompatTable
-from ..target import Target
-from . import driver, environment, gpu, health, nvml, system, torch
+from ..model.findings import Finding
+from . import driver, environment, gpu, kernel, nvml, torch
+from .context import Check, CheckContext
 
-Rule = Callable[[HostFacts, CompatTable, Optional[Target]], Iterable[Finding]]
-
-
-def _container_rule(name: str) -> Rule:
-    """A container rule, imported only when something container-related was probed or asked for:
-    its requirement parser is not needed by a plain `check`, and start-up time is a feature."""
-
-    def rule(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> Iterable[Finding]:
-        if facts.docker is None and (target is None or (target.image_facts is None and not target.requirements)):
-            return []
-        from . import container
-
-        return getattr(container, name)(facts, table, target)
-
-    rule.__name__ = rule.__qualname__ = name
-    return rule
-
-# Report order: can NVML talk to a driver, which GPUs, does the driver fit the target, do the GPUs.
-RULES: tuple[Rule, ...] = (
-    nvml.check_nvml,
-    gpu.check_gpus_present,
-    driver.check_driver_for_target,
-    driver.check_driver_knows_gpus,
-    gpu.check_arch_for_target,
-    # OS, environment, health and installed-torch checks (issue 5).
-    system.check_driver_presence,
-    system.check_kernel_module,
-    system.check_device_nodes,
-    system.check_libcuda,
-    environment.check_container,
-    environment.check_wsl,
-    environment.check_visible_devices,
-    health.check_health,
-    health.check_mig,
-    system.check_forward_compat,
-    health.check_memory,
-    health.check_capabilities,
-    torch.check_torch,
-    # Docker, image and requirement checks (issue 4); they judge only what was probed.
-    _container_rule("check_docker"),
-    _container_rule("check_image"),
-    _container_rule("check_requirements"),
-    _container_rule("check_smoke"),
+# Report groups, in the order the text report shows them: (key, heading).
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("nvml", "Driver (NVML)"),
+    ("system", "Kernel module and devices"),
+    ("gpu", "GPUs"),
+    ("driver", "Driver vs target CUDA"),
+    ("environment", "Environment"),
+    ("docker", "Docker"),
+    ("image", "Image"),
+    ("torch", "Installed torch"),
 )
 
 
-def evaluate(facts: HostFacts, table: CompatTable, target: Optional[Target], rules: Iterable[Rule] = RULES) -> list[Finding]:
-    findings: list[Finding] = []
-    for rule in rules:
-        findings.extend(rule(facts, table, target))
-    return findings
+def _probed_containers(ctx: CheckContext) -> bool:
+    target = ctx.target
+    return ctx.facts.docker is not None or (target is not None and (target.image_facts is not None or bool(target.requirements)))
+
+
+def _docker(ctx: CheckContext) -> Iterable[Finding]:
+    # The container checks load only when something container-related was probed or asked for:
+    # a plain `check` needs neither them nor the requirement grammar, and start-up time is a feature.
+    if not _probed_containers(ctx):
+        return ()
+    from . import docker
+
+    return docker.check_docker(ctx)
+
+
+def _image(name: str):
+    def run(ctx: CheckContext) -> Iterable[Finding]:
+        if not _probed_containers(ctx):
+            return ()
+        from . import image
+
+        return getattr(image, name)(ctx)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("nvml", "nvml", "nvml", nvml.check_nvml),
+    Check("gpus-present", "gpu", "gpu", gpu.check_gpus_present),
+    Check("driver-for-target", "driver", "driver", driver.check_driver_for_target),
+    Check("driver-knows-gpus", "driver", "driver", driver.check_driver_knows_gpus),
+    Check("gpu-arch", "gpu", "gpu", gpu.check_arch_for_target),
+    Check("driver-presence", "nvml", "driver", nvml.check_driver_presence),
+    Check("kernel-module", "system", "driver", kernel.check_kernel_module),
+    Check("device-nodes", "system", "driver", kernel.check_device_nodes),
+    Check("libcuda", "environment", "environment", environment.check_libcuda),
+    Check("container", "environment", "environment", environment.check_container),
+    Check("wsl", "environment", "environment", environment.check_wsl),
+    Check("visible-devices", "environment", "environment", environment.check_visible_devices),
+    Check("gpu-health", "gpu", "gpu", gpu.check_health),
+    Check("mig", "gpu", "gpu", gpu.check_mig),
+    Check("forward-compat", "driver", "driver", driver.check_forward_compat),
+    Check("gpu-memory", "gpu", "gpu", gpu.check_memory),
+    Check("gpu-capabilities", "gpu", "gpu", gpu.check_capabilities),
+    Check("torch", "torch", "torch", torch.check_torch),
+    Check("docker", "docker", "docker", _docker),
+    Check("image", "image", "image", _image("check_image")),
+    Check("requirements", "image", "image", _image("check_requirements")),
+    Check("smoke", "image", "image", _image("check_smoke")),
+)
+
+__all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]

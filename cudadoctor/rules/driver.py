@@ -1,22 +1,23 @@
-"""Does the driver support the CUDA version the target was built with?"""
+"""Driver vs target CUDA: does the driver support the CUDA version the target was built with, does a
+planned driver know the planned GPUs, and can CUDA forward compatibility (cuda-compat) help."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from ..facts import HostFacts
-from ..findings import FAIL, OK, WARN, Finding
-from ..hostview import driver_support, driver_version, gpu_cc, gpu_label, gpus_in_scope
-from ..table import CompatTable
-from ..target import Target
-from ..versions import CudaVersion
+from ..host.view import HostView, gpu_label
+from ..model.facts import GpuFacts
+from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.versions import CudaVersion, VersionError
+from .context import CheckContext
 
 
-def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
+    host, facts, table, target = ctx.host, ctx.facts, ctx.table, ctx.target
     if target is None or not target.cuda or not facts.nvml_ok:  # an image may not say its CUDA
         return []
     cuda = CudaVersion.parse(target.cuda)
-    support = driver_support(facts, table, cuda)
+    support = host.support(cuda)
     full_row = table.min_driver_full(cuda)
     compat_row = table.minor_compat_floor(cuda.major)
     source_keys = [row.source for row in (full_row, compat_row) if row is not None]
@@ -29,30 +30,27 @@ def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Option
         supported = f", which supports CUDA {support.driver_cuda}" if support.driver_cuda else ""
         return [
             Finding(
-                "driver-ok",
-                OK,
-                f"Driver {driver} supports {what}",
-                f"Driver {driver}{supported}; CUDA {cuda.major_minor} needs >= {support.full_min}.",
-                "",
-                source,
-                "driver",
+                code="driver-ok",
+                severity=OK,
+                title=f"Driver {driver} supports {what}",
+                detail=f"Driver {driver}{supported}; CUDA {cuda.major_minor} needs >= {support.full_min}.",
+                source=source,
             )
         ]
     if support.tier == "minor-compat":
         return [
             Finding(
-                "driver-minor-compat",
-                WARN,
-                f"{what} runs only through CUDA minor-version compatibility",
-                f"Driver {driver} supports CUDA {support.driver_cuda or 'an older release'}, older than "
-                f"{cuda.major_minor}, but it is at least {support.compat_min}, the floor for every CUDA "
-                f"{cuda.major}.x toolkit. That mode gives things up: PTX newer than the driver cannot be "
-                "JIT-compiled (a build that only ships PTX for a GPU fails there), and APIs added after the "
-                "driver's CUDA return cudaErrorCallRequiresNewerDriver.",
-                f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
-                "choose a variant this driver supports fully (`cudadoctor recommend`).",
-                source,
-                "driver",
+                code="driver-minor-compat",
+                severity=WARN,
+                title=f"{what} runs only through CUDA minor-version compatibility",
+                detail=f"Driver {driver} supports CUDA {support.driver_cuda or 'an older release'}, older than "
+                    f"{cuda.major_minor}, but it is at least {support.compat_min}, the floor for every CUDA "
+                    f"{cuda.major}.x toolkit. That mode gives things up: PTX newer than the driver cannot be "
+                    "JIT-compiled (a build that only ships PTX for a GPU fails there), and APIs added after the "
+                    "driver's CUDA return cudaErrorCallRequiresNewerDriver.",
+                hint=f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
+                    "choose a variant this driver supports fully (`cudadoctor recommend`).",
+                source=source,
             )
         ]
     floor = support.compat_min or support.full_min
@@ -64,50 +62,167 @@ def check_driver_for_target(facts: HostFacts, table: CompatTable, target: Option
         upgrade += f" (>= {support.full_min} for full CUDA {cuda.major_minor} support)"
     return [
         Finding(
-            "driver-too-old",
-            FAIL,
-            f"Driver {driver} is too old for {what}",
-            f"Driver {driver} supports CUDA {support.driver_cuda or 'older releases only'}; CUDA "
-            f"{cuda.major_minor} needs >= {support.full_min}{compat_clause}. CUDA programs fail with "
-            "\"CUDA driver version is insufficient for CUDA runtime version\" (torch: \"The NVIDIA driver "
-            "on your system is too old\").",
-            upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
-            source,
-            "driver",
+            code="driver-too-old",
+            severity=FAIL,
+            title=f"Driver {driver} is too old for {what}",
+            detail=f"Driver {driver} supports CUDA {support.driver_cuda or 'older releases only'}; CUDA "
+                f"{cuda.major_minor} needs >= {support.full_min}{compat_clause}. CUDA programs fail with "
+                "\"CUDA driver version is insufficient for CUDA runtime version\" (torch: \"The NVIDIA driver "
+                "on your system is too old\").",
+            hint=upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
+            source=source,
         )
     ]
 
 
-def check_driver_knows_gpus(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+def check_driver_knows_gpus(ctx: CheckContext) -> list[Finding]:
     """A planned driver older than the first CUDA release that targets a planned GPU's architecture.
 
     On a real host NVML enumerating a GPU proves the driver drives it; this matters for what-if
     plans (--driver / --gpu), where nothing else would notice an H100 paired with an R450 driver.
     """
-    planned = facts.driver.source == "what-if" or any(gpu.source == "what-if" for gpu in facts.gpus)
-    driver = driver_version(facts)
-    if not planned or driver is None or not facts.nvml_ok:
+    host, table = ctx.host, ctx.table
+    driver = host.driver
+    if not host.planned or driver is None or not host.nvml_ok:
         return []
     findings = []
-    for gpu in gpus_in_scope(facts):
-        cc = gpu_cc(gpu, table)
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
         first = table.first_toolkit_for(cc) if cc is not None else None
         row = table.min_driver_full(first.cuda) if first is not None else None
         if row is None or driver >= row.min_driver_linux:
             continue
         findings.append(
             Finding(
-                "driver-predates-gpu",
-                WARN,
-                f"Driver {driver} predates {gpu_label(gpu)} ({cc.sm})",
-                f"CUDA {first.cuda.major_minor} is the first release that can build for {cc.sm}, and it shipped "
-                f"with driver {row.min_driver_linux}; driver {driver} is older. Drivers older than an "
-                "architecture generally do not drive it: nvidia-smi would not list the GPU.",
-                f"Plan for driver >= {row.min_driver_linux} (or the driver NVIDIA's release notes name for this "
-                "GPU).",
-                "; ".join(dict.fromkeys((table.cite(first.source), table.cite(row.source)))),
-                "driver",
-                gpu.index,
+                code="driver-predates-gpu",
+                severity=WARN,
+                title=f"Driver {driver} predates {gpu_label(gpu)} ({cc.sm})",
+                detail=f"CUDA {first.cuda.major_minor} is the first release that can build for {cc.sm}, and it shipped "
+                    f"with driver {row.min_driver_linux}; driver {driver} is older. Drivers older than an "
+                    "architecture generally do not drive it: nvidia-smi would not list the GPU.",
+                hint=f"Plan for driver >= {row.min_driver_linux} (or the driver NVIDIA's release notes name for this "
+                    "GPU).",
+                source="; ".join(dict.fromkeys((table.cite(first.source), table.cite(row.source)))),
+                gpu_index=gpu.index,
             )
         )
     return findings
+
+# NVML brand names (probe.nvml.BRAND_NAMES) that settle the GPU class when the catalogue does not know the model.
+_BRAND_CLASS = {"tesla": "data-center", "geforce": "consumer", "geforcertx": "consumer", "titan": "consumer", "titanrtx": "consumer"}
+
+
+def _gpu_class(host: HostView, gpu: GpuFacts) -> Optional[str]:
+    model = host.model(gpu)
+    if model is not None:
+        return model.brand_class
+    return _BRAND_CLASS.get(gpu.brand or "")
+
+
+def check_forward_compat(ctx: CheckContext) -> list[Finding]:
+    """cuda-compat: a newer CUDA on an older driver branch, for data-center GPUs only."""
+    host, facts, table, target = ctx.host, ctx.facts, ctx.table, ctx.target
+    forward = table.forward_compat
+    if forward is None or not facts.nvml_ok:
+        return []
+    gpus = host.gpus_in_scope
+    classes = {gpu.index: _gpu_class(host, gpu) for gpu in gpus}
+    unsupported = [g for g in gpus if classes[g.index] is not None and classes[g.index] not in forward.brand_classes]
+    source = table.cite(forward.source)
+    findings = []
+    active = _active_compat_cuda(host)
+    if active is not None and unsupported:
+        names = ", ".join(gpu_label(g) for g in unsupported)
+        findings.append(
+            Finding(
+                code="driver-forward-compat-unsupported-gpu",
+                severity=FAIL,
+                title=f"A cuda-compat libcuda (CUDA {active}) is in use, but {names} cannot use forward compatibility",
+                detail=f"libcuda.so.1 reports CUDA {active}, newer than the driver's CUDA {facts.driver.cuda_driver_version}: "
+                    f"it comes from a forward-compatibility package. {forward.note}",
+                hint="Remove the cuda-compat libraries from the library path (LD_LIBRARY_PATH, /etc/ld.so.conf.d) and "
+                    "upgrade the driver instead; or hide these GPUs with CUDA_VISIBLE_DEVICES.",
+                source=source,
+            )
+        )
+    elif active is not None:
+        findings.append(
+            Finding(
+                code="driver-forward-compat-active",
+                severity=INFO,
+                title=f"CUDA forward compatibility is in use: libcuda.so.1 supports CUDA {active}",
+                detail=f"The driver's own CUDA is {facts.driver.cuda_driver_version}; a cuda-compat libcuda lifts it to "
+                    f"{active} on these GPUs. {forward.note}",
+                source=source,
+            )
+        )
+    if target is None or not gpus or active is not None:
+        return findings
+    try:
+        cuda = CudaVersion.parse(target.cuda)
+    except VersionError:
+        return findings
+    if host.support(cuda).tier != "too-old":
+        return findings
+    package = forward.package_for(cuda.major_minor)
+    driver = host.driver
+    branch_ok = forward.supported_on(driver.branch, cuda) if driver is not None else None
+    toolkit = table.toolkit_architectures_for(cuda)
+    too_old_gpus = [
+        g for g in gpus if toolkit is not None and (cc := host.cc(g)) is not None and not toolkit.supports(cc)
+    ]
+    if unsupported:
+        names = ", ".join(gpu_label(g) for g in unsupported)
+        why, reason = f"{names} is not a data-center GPU", f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run on it."
+    elif too_old_gpus:
+        names = ", ".join(gpu_label(g) for g in too_old_gpus)
+        why = f"CUDA {cuda.major_minor} cannot target {names}"
+        reason = (
+            f"CUDA {cuda.major_minor} builds for {toolkit.min_cc.sm} to {toolkit.max_cc.sm}; no driver or compat "
+            "package changes that."
+        )
+    elif driver is not None and branch_ok is None:
+        why = f"driver branch R{driver.branch} is not in NVIDIA's forward-compatibility matrix"
+        reason = f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run here."
+    elif driver is not None and branch_ok is False:
+        why = f"NVIDIA does not support {package} on driver branch R{driver.branch}"
+        reason = f"NVIDIA's matrix lists the cuda-compat packages each branch takes; {package} is not one for R{driver.branch}."
+    elif driver is not None and all(classes[g.index] is not None for g in gpus):
+        findings.append(
+            Finding(
+                code="driver-forward-compat-available",
+                severity=INFO,
+                title=f"These data-center GPUs can run CUDA {cuda.major_minor} on driver branch R{driver.branch} through {package}",
+                detail=f"Forward compatibility installs a newer libcuda beside the older kernel driver; NVIDIA's matrix "
+                    f"supports {package} on R{driver.branch}. {forward.note}",
+                hint=f"Install `{package}` from NVIDIA's CUDA repository and put /usr/local/cuda-{cuda.major_minor}/compat "
+                    "on LD_LIBRARY_PATH (NVIDIA's CUDA images do this), or upgrade the driver.",
+                source=source,
+            )
+        )
+        return findings
+    else:
+        return findings  # a GPU of unknown class: no claim either way
+    findings.append(
+        Finding(
+            code="driver-forward-compat-unavailable",
+            severity=INFO,
+            title=f"cuda-compat cannot help here: {why}",
+            detail=reason,
+            hint="Upgrade the driver (see driver-too-old), or pick a variant for an older CUDA.",
+            source=source,
+        )
+    )
+    return findings
+
+
+def _active_compat_cuda(host: HostView) -> Optional[CudaVersion]:
+    """libcuda's CUDA when it is newer than the driver's own (NVML's): a cuda-compat libcuda is loaded."""
+    system, native = host.system, host.nvml_cuda
+    if system is None or native is None or not system.libcuda.driver_version:
+        return None
+    try:
+        loaded = CudaVersion.parse(system.libcuda.driver_version).major_minor
+    except VersionError:
+        return None
+    return loaded if loaded > native else None

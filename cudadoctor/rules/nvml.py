@@ -1,10 +1,10 @@
-"""Can NVML talk to an NVIDIA driver at all?"""
+"""Driver (NVML): can NVML talk to an NVIDIA driver at all, and when it cannot, why not (no driver,
+a partial driver, another vendor's GPUs)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from ..facts import (
+from ..host.diagnosis import driver_evidence, missing_nvml_case, non_nvidia_gpus, user_space_versions
+from ..model.facts import (
     NVML_DRIVER_MISMATCH,
     NVML_DRIVER_NOT_LOADED,
     NVML_LIBRARY_MISSING,
@@ -13,12 +13,13 @@ from ..facts import (
     NVML_OK,
     HostFacts,
 )
-from ..findings import FAIL, OK, Finding
-from ..table import CompatTable
-from ..target import Target
-from .system import missing_nvml_case, user_space_versions
+from ..model.findings import FAIL, OK, Finding
+from .context import CheckContext
+
+PROBE = "/proc/driver/nvidia, /sys/module/nvidia, /dev, libcuda.so.1 on this host"
 
 SOURCE = "NVML (nvidia-ml-py) on this host"
+
 # missing_nvml_case() -> the finding that names that cause.
 _CAUSE_CODES = {
     "container": "container-no-gpus",
@@ -29,7 +30,8 @@ _CAUSE_CODES = {
 }
 
 
-def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+def check_nvml(ctx: CheckContext) -> list[Finding]:
+    host, facts = ctx.host, ctx.facts
     d = facts.driver
     state = d.nvml_state
     error = f" NVML said: {d.nvml_error}." if d.nvml_error else ""
@@ -39,56 +41,53 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
         else:
             title = f"NVIDIA driver {d.driver_version or 'of unknown version'} answers through NVML"
         detail = f"The driver supports CUDA up to {d.cuda_driver_version}." if d.cuda_driver_version else ""
-        return [Finding("nvml-ok", OK, title, detail, "", SOURCE, "nvml")]
+        return [Finding(code="nvml-ok", severity=OK, title=title, detail=detail, source=SOURCE)]
     if state == NVML_NOT_PROBED:
         return []
     if state == NVML_LIBRARY_MISSING:
         # Always reported (scripts match on it); when the system facts tell the cause apart (container
         # without --gpus, WSL, partial driver, no driver, another vendor's GPU) that finding follows.
-        cause = _CAUSE_CODES.get(missing_nvml_case(facts) or "")
+        cause = _CAUSE_CODES.get(missing_nvml_case(host) or "")
         see = f" The cause is diagnosed below: {cause}." if cause else ""
         return [
             Finding(
-                "nvml-library-missing",
-                FAIL,
-                "No NVIDIA driver found: libnvidia-ml.so.1 cannot be loaded",
-                "NVML ships with the NVIDIA driver. Without it there is no driver on this host, or this is a "
-                "container started without GPU access." + error + see,
-                f"See {cause} for the fix." if cause else (
-                    "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
-                    "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
-                ),
-                SOURCE,
-                "nvml",
+                code="nvml-library-missing",
+                severity=FAIL,
+                title="No NVIDIA driver found: libnvidia-ml.so.1 cannot be loaded",
+                detail="NVML ships with the NVIDIA driver. Without it there is no driver on this host, or this is a "
+                    "container started without GPU access." + error + see,
+                hint=f"See {cause} for the fix." if cause else (
+                        "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
+                        "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
+                    ),
+                source=SOURCE,
             )
         ]
     if state == NVML_DRIVER_NOT_LOADED:
         return [
             Finding(
-                "nvml-driver-not-loaded",
-                FAIL,
-                "The NVIDIA kernel driver is not loaded",
-                "NVML's library is installed but the nvidia kernel module is not running (nvidia-smi says "
-                "\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\")." + error,
-                "Load it with `sudo modprobe nvidia`; if that fails, read `sudo dmesg | grep -i nvidia` "
-                "(Secure Boot blocking an unsigned module, or a module not built for the running kernel: "
-                "reinstall the driver / DKMS package).",
-                SOURCE,
-                "nvml",
+                code="nvml-driver-not-loaded",
+                severity=FAIL,
+                title="The NVIDIA kernel driver is not loaded",
+                detail="NVML's library is installed but the nvidia kernel module is not running (nvidia-smi says "
+                    "\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\")." + error,
+                hint="Load it with `sudo modprobe nvidia`; if that fails, read `sudo dmesg | grep -i nvidia` "
+                    "(Secure Boot blocking an unsigned module, or a module not built for the running kernel: "
+                    "reinstall the driver / DKMS package).",
+                source=SOURCE,
             )
         ]
     if state == NVML_DRIVER_MISMATCH:
         return [
             Finding(
-                "nvml-driver-mismatch",
-                FAIL,
-                "NVML library and kernel module versions differ",
-                "\"Failed to initialize NVML: Driver/library version mismatch\": the user-space driver was "
-                "upgraded but the old kernel module is still loaded." + error + _versions_seen(facts),
-                "Reboot, or unload and reload the modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
-                "nvidia && sudo modprobe nvidia`) with no GPU process running.",
-                SOURCE,
-                "nvml",
+                code="nvml-driver-mismatch",
+                severity=FAIL,
+                title="NVML library and kernel module versions differ",
+                detail="\"Failed to initialize NVML: Driver/library version mismatch\": the user-space driver was "
+                    "upgraded but the old kernel module is still loaded." + error + _versions_seen(facts),
+                hint="Reboot, or unload and reload the modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
+                    "nvidia && sudo modprobe nvidia`) with no GPU process running.",
+                source=SOURCE,
             )
         ]
     hint = "Run `nvidia-smi` to see the same error; check the driver installation and `dmesg`."
@@ -99,13 +98,12 @@ def check_nvml(facts: HostFacts, table: CompatTable, target: Optional[Target]) -
         )
     return [
         Finding(
-            "nvml-error",
-            FAIL,
-            "NVML could not be initialised",
-            ("NVML reported an error while starting." + error).strip(),
-            hint,
-            SOURCE,
-            "nvml",
+            code="nvml-error",
+            severity=FAIL,
+            title="NVML could not be initialised",
+            detail=("NVML reported an error while starting." + error).strip(),
+            hint=hint,
+            source=SOURCE,
         )
     ]
 
@@ -122,3 +120,57 @@ def _versions_seen(facts: HostFacts) -> str:
     if libraries:
         parts.append(f"driver libraries {', '.join(libraries)}")
     return f" Seen here: {'; '.join(parts)}." if parts else ""
+
+
+def check_driver_presence(ctx: CheckContext) -> list[Finding]:
+    host, facts = ctx.host, ctx.facts
+    case = missing_nvml_case(host)
+    system = facts.system
+    if case == "partial" and system is not None:
+        nodes = system.device_nodes
+        return [
+            Finding(
+                code="driver-nvml-missing",
+                severity=FAIL,
+                title="An NVIDIA driver is present but NVML (libnvidia-ml.so.1) is missing",
+                detail="There is a driver here (" + "; ".join(driver_evidence(system)) + ") but libnvidia-ml.so.1 cannot be "
+                    "loaded, so nvidia-smi fails (\"NVIDIA-SMI couldn't find libnvidia-ml.so library in your system\"). "
+                    "Typical of a container whose driver mount is partial, or of a broken driver installation."
+                    + ("" if nodes.nvidia_uvm is not False else " /dev/nvidia-uvm is missing too."),
+                hint="In a container, set NVIDIA_DRIVER_CAPABILITIES=compute,utility (utility mounts NVML and nvidia-smi) "
+                    "or start it with `--gpus all`; on a host, reinstall the driver's user-space package that matches "
+                    "the kernel module.",
+                source=PROBE,
+            )
+        ]
+    if case == "non-nvidia" and system is not None:
+        found = non_nvidia_gpus(system)
+        return [
+            Finding(
+                code="no-nvidia-gpu",
+                severity=FAIL,
+                title="No NVIDIA GPU: this host's GPUs are from another vendor",
+                detail=f"The PCI bus shows {', '.join(found)} and no NVIDIA device. cudadoctor checks NVIDIA CUDA "
+                    "only; CUDA builds of PyTorch cannot use these GPUs (torch.cuda.is_available() is False).",
+                hint="For AMD GPUs use PyTorch's ROCm builds; for Intel GPUs its XPU builds. Or run on a host with "
+                    "an NVIDIA GPU.",
+                source="/sys/bus/pci/devices (PCI vendor ids 0x1002/0x1022 AMD, 0x8086 Intel, 0x10de NVIDIA)",
+            )
+        ]
+    if case == "none" and system is not None:
+        nvidia = [d for d in system.pci_display_devices if d.vendor == "nvidia"]
+        seen = f"An NVIDIA GPU is on the PCI bus ({nvidia[0].vendor_id}:{nvidia[0].device_id} at {nvidia[0].address}) but " if nvidia else ""
+        return [
+            Finding(
+                code="no-driver",
+                severity=FAIL,
+                title="No NVIDIA driver is installed",
+                detail=seen + "no nvidia kernel module is loaded, libcuda.so.1 and libnvidia-ml.so.1 cannot be loaded and "
+                    "there is no /dev/nvidiactl. CUDA programs fail with \"no CUDA-capable device is detected\" or "
+                    "\"Found no NVIDIA driver on your system\" (torch).",
+                hint="Install the NVIDIA driver for your GPU (your distribution's package or NVIDIA's), then reboot. "
+                    "To plan for another machine, pass --driver VERSION and --gpu MODEL.",
+                source=PROBE,
+            )
+        ]
+    return []

@@ -1,18 +1,19 @@
-"""The installed torch against this host: CPU build, CUDA too new for the driver, missing GPU
-architectures, and CUDA that is unavailable for another reason."""
+"""Installed torch: a CPU build, CUDA too new for the driver, missing GPU architectures, and CUDA
+that is unavailable for another reason."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from ..facts import HostFacts, TorchFacts
-from ..findings import FAIL, INFO, OK, WARN, Finding
-from ..hostview import driver_support, gpu_cc, gpu_label, gpus_in_scope
-from ..table import CompatTable
-from ..target import Target
-from ..versions import ComputeCapability, CudaVersion, VersionError
+from ..compat.table import CompatTable
+from ..host.view import gpu_label
+from ..model.facts import TorchFacts
+from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.versions import ComputeCapability, CudaVersion, VersionError
+from .context import CheckContext
 
 SOURCE = "the installed torch (package metadata, torch/version.py)"
+
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
 
@@ -34,93 +35,101 @@ def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], 
     return sass, ptx
 
 
-def check_torch(facts: HostFacts, table: CompatTable, target: Optional[Target]) -> list[Finding]:
+def check_torch(ctx: CheckContext) -> list[Finding]:
+    host, facts = ctx.host, ctx.facts
     torch = facts.torch
-    planned = facts.driver.source == "what-if" or any(gpu.source == "what-if" for gpu in facts.gpus)
-    if torch is None or not torch.installed or planned:
+    if torch is None or not torch.installed or host.planned:
         return []  # the torch installed here says nothing about a planned (--driver/--gpu) host
     source = RUNTIME_SOURCE if torch.runtime_probed else SOURCE
     name = f"torch {torch.version} ({torch.variant or 'unknown build'})"
-    gpus = gpus_in_scope(facts)
+    gpus = host.gpus_in_scope
     usable = facts.nvml_ok and bool(gpus)
     findings: list[Finding] = []
     if torch.runtime_error:
         findings.append(
             Finding(
-                "torch-runtime-error",
-                WARN,
-                f"Could not inspect {name} at run time",
-                torch.runtime_error + ".",
-                "Run `python -c 'import torch; print(torch.cuda.is_available())'` to see the full error.",
-                RUNTIME_SOURCE,
-                "torch",
+                code="torch-runtime-error",
+                severity=WARN,
+                title=f"Could not inspect {name} at run time",
+                detail=torch.runtime_error + ".",
+                hint="Run `python -c 'import torch; print(torch.cuda.is_available())'` to see the full error.",
+                source=RUNTIME_SOURCE,
             )
         )
     if torch.variant == "cpu" or (torch.runtime_probed and not torch.runtime_error and torch.cuda is None):
         if usable:
             findings.append(
                 Finding(
-                    "torch-cpu-build",
-                    WARN,
-                    f"{name} is a CPU-only build on a host with a usable NVIDIA GPU",
-                    f"It was built without CUDA (torch.version.cuda is None), so it never uses the GPU: "
-                    "torch.cuda.is_available() is False and `.cuda()` raises \"Torch not compiled with CUDA enabled\". "
-                    f"Installed at {torch.location}.",
-                    _cpu_hint(facts, torch, table, target)
-                    or "No CUDA build of torch in the table fits this host as it is: fix the driver findings first, "
-                    "then `cudadoctor recommend --wheel`.",
-                    source,
-                    "torch",
+                    code="torch-cpu-build",
+                    severity=WARN,
+                    title=f"{name} is a CPU-only build on a host with a usable NVIDIA GPU",
+                    detail=f"It was built without CUDA (torch.version.cuda is None), so it never uses the GPU: "
+                        "torch.cuda.is_available() is False and `.cuda()` raises \"Torch not compiled with CUDA enabled\". "
+                        f"Installed at {torch.location}.",
+                    hint=_cpu_hint(ctx, torch)
+                        or "No CUDA build of torch in the table fits this host as it is: fix the driver findings first, "
+                        "then `cudadoctor recommend --wheel`.",
+                    source=source,
                 )
             )
         return findings
     cuda = _parse_cuda(torch.cuda)
     if cuda is not None and facts.nvml_ok:
-        support = driver_support(facts, table, cuda)
+        support = host.support(cuda)
         if support.tier == "too-old":
             floor = support.compat_min or support.full_min
             findings.append(
                 Finding(
-                    "torch-cuda-too-new",
-                    FAIL,
-                    f"{name} needs CUDA {cuda.major_minor}, newer than driver {support.driver or 'here'} supports",
-                    f"The driver supports CUDA {support.driver_cuda or 'an older release'}; CUDA {cuda.major_minor} "
-                    f"needs driver >= {floor}. torch warns \"The NVIDIA driver on your system is too old (found "
-                    f"version {_found_version(support)})\" and torch.cuda.is_available() is False.",
-                    f"Upgrade the driver to >= {floor}"
-                    + (f", or reinstall a torch build this driver runs: {hint}" if (hint := _cpu_hint(facts, torch, table, target)) else "."),
-                    source,
-                    "torch",
+                    code="torch-cuda-too-new",
+                    severity=FAIL,
+                    title=f"{name} needs CUDA {cuda.major_minor}, newer than driver {support.driver or 'here'} supports",
+                    detail=f"The driver supports CUDA {support.driver_cuda or 'an older release'}; CUDA {cuda.major_minor} "
+                        f"needs driver >= {floor}. torch warns \"The NVIDIA driver on your system is too old (found "
+                        f"version {_found_version(support)})\" and torch.cuda.is_available() is False.",
+                    hint=f"Upgrade the driver to >= {floor}"
+                        + (f", or reinstall a torch build this driver runs: {hint}" if (hint := _cpu_hint(ctx, torch)) else "."),
+                    source=source,
                 )
             )
-    findings.extend(_arch_findings(facts, table, torch, name, source))
+    findings.extend(_arch_findings(ctx, torch, name, source))
     failing = any(f.severity == FAIL for f in findings)
     if torch.runtime_probed and torch.cuda_available is False and not failing and not torch.runtime_error:
         findings.append(
             Finding(
-                "torch-cuda-unavailable",
-                FAIL,
-                f"{name}: torch.cuda.is_available() is False",
-                "torch could not initialise CUDA"
-                + (f": {torch.cuda_error}" if torch.cuda_error else " and gave no reason")
-                + ". The other findings above name the host's problems, if any.",
-                "Fix what the error names; the findings above (driver, device nodes, visibility, container) "
-                "cover the usual causes.",
-                RUNTIME_SOURCE,
-                "torch",
+                code="torch-cuda-unavailable",
+                severity=FAIL,
+                title=f"{name}: torch.cuda.is_available() is False",
+                detail="torch could not initialise CUDA"
+                    + (f": {torch.cuda_error}" if torch.cuda_error else " and gave no reason")
+                    + ". The other findings above name the host's problems, if any.",
+                hint="Fix what the error names; the findings above (driver, device nodes, visibility, container) "
+                    "cover the usual causes.",
+                source=RUNTIME_SOURCE,
             )
         )
     if not any(f.severity in (FAIL, WARN) for f in findings):
         if torch.runtime_probed and torch.cuda_available:
             title = f"{name} sees {torch.device_count} CUDA device(s)"
             extra = ", ".join(p for p in (f"cuDNN {torch.cudnn}" if torch.cudnn else "", f"NCCL {torch.nccl}" if torch.nccl else "") if p)
-            findings.append(Finding("torch-ok", OK, title, extra, "", RUNTIME_SOURCE, "torch"))
+            findings.append(Finding(code="torch-ok", severity=OK, title=title, detail=extra, source=RUNTIME_SOURCE))
         elif usable:
             findings.append(
-                Finding("torch-ok", OK, f"{name} fits this driver and these GPUs", f"Installed at {torch.location}.", "", source, "torch")
+                Finding(
+                    code="torch-ok",
+                    severity=OK,
+                    title=f"{name} fits this driver and these GPUs",
+                    detail=f"Installed at {torch.location}.",
+                    source=source,
+                )
             )
         else:
-            findings.append(Finding("torch-installed", INFO, f"{name} is installed", f"At {torch.location}.", "", source, "torch"))
+            findings.append(Finding(
+                code="torch-installed",
+                severity=INFO,
+                title=f"{name} is installed",
+                detail=f"At {torch.location}.",
+                source=source,
+            ))
     return findings
 
 
@@ -137,34 +146,30 @@ def _parse_cuda(text: Optional[str]) -> Optional[CudaVersion]:
         return None
 
 
-def _cpu_hint(facts: HostFacts, torch: TorchFacts, table: CompatTable, target: Optional[Target]) -> Optional[str]:
+def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     """The pip command for a build that fits this host: the installed release if one of its variants
     fits, else the target's release, else the newest release that fits; never a build the same report
     rejects."""
-    from ..recommend import recommend  # pure; imported here so the rules stay importable on their own
-
+    table, target = ctx.table, ctx.target
     installed = _release_of(torch, table)
     version = (torch.version or "").partition("+")[0]
     candidates = [installed] if installed is not None else []
     if target is not None and table.release(target.torch) is not None:
         candidates.append(table.release(target.torch))
     candidates += sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
-    seen = set()
-    for release in candidates:
-        if release.version in seen:
-            continue
-        seen.add(release.version)
-        rec = recommend(facts, table, release, suggest_other_releases=False)
-        if rec.found and rec.variant:
-            pin = f"torch=={version}" if release is installed else f"torch=={release.version}.*"
-            return (
-                f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant)}  "
-                f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
-            )
-    return None
+    fit = ctx.first_fit(candidates)
+    if fit is None:
+        return None
+    release, rec = fit
+    pin = f"torch=={version}" if release is installed else f"torch=={release.version}.*"
+    return (
+        f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
+        f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
+    )
 
 
-def _arch_findings(facts: HostFacts, table: CompatTable, torch: TorchFacts, name: str, source: str) -> list[Finding]:
+def _arch_findings(ctx: CheckContext, torch: TorchFacts, name: str, source: str) -> list[Finding]:
+    host, table = ctx.host, ctx.table
     findings = []
     if torch.arch_list:
         sass, ptx = _runtime_arch(torch.arch_list)
@@ -183,22 +188,21 @@ def _arch_findings(facts: HostFacts, table: CompatTable, torch: TorchFacts, name
         def covers(cc: ComputeCapability) -> bool:
             return variant.coverage(cc) is not None
 
-    for gpu in gpus_in_scope(facts):
-        cc = gpu_cc(gpu, table)
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
         if cc is None or covers(cc):
             continue
         findings.append(
             Finding(
-                "torch-arch-missing",
-                FAIL,
-                f"{name} carries no code for {gpu_label(gpu)}, {cc.sm}",
-                f"It was built for {built}. torch warns \"{cc.sm} is not compatible with the current PyTorch "
-                "installation\" and kernels fail with \"no kernel image is available for execution on the device\".",
-                "Reinstall a torch build whose arch list includes this GPU (`cudadoctor recommend --wheel`), "
-                "or hide the GPU with CUDA_VISIBLE_DEVICES.",
-                source,
-                "torch",
-                gpu.index,
+                code="torch-arch-missing",
+                severity=FAIL,
+                title=f"{name} carries no code for {gpu_label(gpu)}, {cc.sm}",
+                detail=f"It was built for {built}. torch warns \"{cc.sm} is not compatible with the current PyTorch "
+                    "installation\" and kernels fail with \"no kernel image is available for execution on the device\".",
+                hint="Reinstall a torch build whose arch list includes this GPU (`cudadoctor recommend --wheel`), "
+                    "or hide the GPU with CUDA_VISIBLE_DEVICES.",
+                source=source,
+                gpu_index=gpu.index,
             )
         )
     return findings

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .facts import GpuFacts, HostFacts, MigDeviceFacts
+from ..model.facts import GpuFacts, HostFacts, MigDeviceFacts
 
 SOURCE = "CUDA Programming Guide, CUDA Environment Variables; PyTorch torch/cuda/__init__.py (_parse_visible_devices)"
 
@@ -158,10 +158,12 @@ def visibility_of(facts: HostFacts) -> Visibility:
     return resolve(tuple(facts.gpus), facts.system.env("CUDA_VISIBLE_DEVICES"), facts.system.env("CUDA_DEVICE_ORDER"))
 
 
-def visible_devices_excluding(facts: HostFacts, excluded: Sequence[GpuFacts]) -> Optional[str]:
+def visible_devices_excluding(
+    facts: HostFacts, excluded: Sequence[GpuFacts], view: Optional[Visibility] = None
+) -> Optional[str]:
     """The environment setting that keeps every GPU CUDA sees now except the ``excluded`` ones, or
     None when nothing would be left. UUIDs when the user selects by UUID or the numbering is ambiguous."""
-    view = visibility_of(facts)
+    view = view or visibility_of(facts)
     dropped = {gpu.index for gpu in excluded}
     if view.mig_devices:
         keep_mig = [mig.uuid for parent, mig in view.mig_devices if parent not in dropped and mig.uuid]

@@ -1,22 +1,14 @@
-"""What the probes found, as frozen data, and its versioned JSON snapshot form.
+"""What the probes found, as frozen data (their JSON form is cudadoctor.model.snapshot).
 
 Facts say what *is*; they carry no judgement. A probe that could not read something records
-``None`` (unknown) or an error string, never raises. Snapshots round-trip exactly, so a host
-probed on one machine can be checked on another (``--snapshot FILE``).
+``None`` (unknown) or an error string, never raises.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
-
-SNAPSHOT_SCHEMA = 1
-SNAPSHOT_KIND = "cudadoctor-host-snapshot"
+from typing import Optional
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
 NVML_OK = "ok"
@@ -35,10 +27,6 @@ NVML_STATES = (
     NVML_ERROR,
     NVML_NOT_PROBED,
 )
-
-
-class SnapshotError(ValueError):
-    """A snapshot file that is not a cudadoctor host snapshot of a schema we read."""
 
 
 @dataclass(frozen=True)
@@ -259,121 +247,3 @@ class HostFacts:
     @property
     def nvml_ok(self) -> bool:
         return self.driver.nvml_state == NVML_OK
-
-
-# --- JSON form -------------------------------------------------------------------------------
-
-
-def to_jsonable(value: Any) -> Any:
-    """A dataclass tree as plain JSON types (tuples become lists)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    return value
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", str(tp))
-
-
-def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
-    """Rebuild a dataclass tree from JSON types, checking every field's type.
-
-    Raises SnapshotError naming the JSON path of the first bad value. Unknown keys are ignored
-    so that snapshots written by newer versions of the same schema still load.
-    """
-    origin = typing.get_origin(cls)
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(cls)
-        if data is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return from_jsonable(arg, data, path)
-            except SnapshotError as exc:
-                errors.append(exc)
-        raise errors[0] if errors else SnapshotError(f"{path}: unexpected null")
-    if origin is tuple:
-        args = typing.get_args(cls)
-        if not isinstance(data, list):
-            raise SnapshotError(f"{path}: expected a list, got {type(data).__name__}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_jsonable(args[0], item, f"{path}[{i}]") for i, item in enumerate(data))
-        if len(args) != len(data):
-            raise SnapshotError(f"{path}: expected {len(args)} items, got {len(data)}")
-        return tuple(from_jsonable(a, item, f"{path}[{i}]") for i, (a, item) in enumerate(zip(args, data)))
-    if dataclasses.is_dataclass(cls):
-        if not isinstance(data, dict):
-            raise SnapshotError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
-        hints = typing.get_type_hints(cls)
-        kwargs = {}
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name], f"{path}.{f.name}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise SnapshotError(f"{path}: missing required key {f.name!r}")
-        return cls(**kwargs)
-    if cls is bool:
-        if not isinstance(data, bool):
-            raise SnapshotError(f"{path}: expected true or false, got {data!r}")
-        return data
-    if cls is int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            raise SnapshotError(f"{path}: expected an integer, got {data!r}")
-        return data
-    if cls is float:
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise SnapshotError(f"{path}: expected a number, got {data!r}")
-        return float(data)
-    if cls is str:
-        if not isinstance(data, str):
-            raise SnapshotError(f"{path}: expected a string, got {data!r}")
-        return data
-    if cls is Any:
-        return data
-    raise SnapshotError(f"{path}: cannot read a value of type {_type_name(cls)}")
-
-
-def snapshot_to_dict(facts: HostFacts) -> dict[str, Any]:
-    return {"schema": SNAPSHOT_SCHEMA, "kind": SNAPSHOT_KIND, "host": to_jsonable(facts)}
-
-
-def snapshot_from_dict(data: Any) -> HostFacts:
-    if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
-        raise SnapshotError("not a cudadoctor host snapshot (write one with `cudadoctor probe --output FILE`)")
-    schema = data.get("schema")
-    if schema != SNAPSHOT_SCHEMA:
-        raise SnapshotError(
-            f"snapshot schema {schema!r} is not supported (this cudadoctor reads schema {SNAPSHOT_SCHEMA})"
-        )
-    facts = from_jsonable(HostFacts, data.get("host"), "$.host")
-    if facts.driver.nvml_state not in NVML_STATES:
-        raise SnapshotError(
-            f"$.host.driver.nvml_state: {facts.driver.nvml_state!r} is not one of {', '.join(NVML_STATES)}"
-        )
-    return facts
-
-
-def load_snapshot(path: str) -> HostFacts:
-    """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
-    from .userfiles import read_user_file
-
-    text = read_user_file(path, "snapshot", SnapshotError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(f"snapshot {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise SnapshotError(f"snapshot {path}: nested too deeply") from None
-    try:
-        return snapshot_from_dict(data)
-    except SnapshotError as exc:
-        raise SnapshotError(f"snapshot {path}: {exc}") from None
-    except RecursionError:
-        raise SnapshotError(f"snapshot {path}: nested too deeply") from None

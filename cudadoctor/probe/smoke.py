@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .facts import SmokeFacts
-from .probe.docker import _Deadline, run_bounded
+from ..model.facts import SmokeFacts
+from .docker import DeadlineExceeded, run_bounded
 
 SMOKE_TIMEOUT_S = 180.0  # image start-up and CUDA initialisation can take a while
 MARKER = "CUDADOCTOR-SMOKE "
@@ -60,7 +60,7 @@ def run_smoke(client: Any, reference: str, timeout: float = SMOKE_TIMEOUT_S) -> 
         run_bounded(container.start, timeout)
         status = run_bounded(lambda: container.wait(timeout=timeout), timeout + 5)
         logs = run_bounded(lambda: container.logs(stdout=True, stderr=True), timeout).decode("utf-8", "replace")
-    except _Deadline:
+    except DeadlineExceeded:
         return SmokeFacts(ran=container is not None, error=f"the smoke run did not finish within {timeout:g} s")
     except Exception as exc:
         return SmokeFacts(ran=False, error=_explanation(exc))

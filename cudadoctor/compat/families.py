@@ -1,4 +1,5 @@
-"""Image families a user defines in a TOML file (--families FILE or $CUDADOCTOR_FAMILIES).
+"""Image families a user defines in a TOML file (--families FILE or $CUDADOCTOR_FAMILIES). Pure: the
+loader reads the file (cudadoctor.loader.load_families).
 
 A families file adds repositories whose tags follow a template, checked against the table like the
 shipped families::
@@ -16,15 +17,11 @@ shipped families::
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from .table import CompatTable, Source, TableError
-from .tableparse import parse_family
-
-FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
-
+from .validate import parse_family
 
 class FamiliesError(ValueError):
     """The families file cannot be used; the message names the file, the family and the rule."""
@@ -43,15 +40,8 @@ def _toml_loads(text: str) -> dict[str, Any]:
         raise FamiliesError("nested too deeply to be a families file") from None
 
 
-def families_path_from_env(path: Optional[str]) -> Optional[str]:
-    return path or os.environ.get(FAMILIES_ENV) or None
-
-
-def load_families(path: str, table: CompatTable) -> CompatTable:
-    """The table with the families of a TOML file added after its own; raises FamiliesError."""
-    from .userfiles import read_user_file
-
-    text = read_user_file(path, "families file", FamiliesError)
+def parse_families(text: str, table: CompatTable, path: str) -> CompatTable:
+    """The table with the families of a families file's text added after its own; raises FamiliesError."""
     try:
         return add_families(_toml_loads(text), table, path)
     except (FamiliesError, TableError) as exc:

@@ -31,7 +31,7 @@ from .table import (
     WheelVariant,
     normalise_gpu_name,
 )
-from .versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
+from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 
 _VARIANT_RE = re.compile(r"^cu(\d{2,3})$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

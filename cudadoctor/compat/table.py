@@ -1,25 +1,22 @@
-"""The compatibility table: its entries as frozen dataclasses, the queries the rules and the
-recommender ask, and :func:`load_table`.
+"""The compatibility table: its entries as frozen dataclasses and the queries the rules and the
+recommender ask. Pure.
 
-``data/compat_table.json`` is the product. :func:`load_table` is the only I/O here; the
-consistency rules a table must meet (each naming the bad entry when it breaks) live in
-:mod:`cudadoctor.tableparse`.
+``data/compat_table.json`` is the product. The consistency rules a table must meet (each naming
+the bad entry when it breaks) live in :mod:`cudadoctor.compat.validate`; reading the file is
+:func:`cudadoctor.loader.load_table`.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import string
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional
 
-from .versions import ComputeCapability, CudaVersion, DriverVersion
+from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 
 TABLE_SCHEMA = 1
-TABLE_ENV = "CUDADOCTOR_TABLE"
 
 # The placeholders a tag template may use, and what each matches when a tag is read back.
 TEMPLATE_GROUPS = {
@@ -460,39 +457,3 @@ def normalise_gpu_name(name: str) -> str:
         if text.startswith(prefix):
             text = text[len(prefix):]
     return text
-
-
-# --- loading and validation --------------------------------------------------------------------
-
-
-def default_table_path() -> str:
-    """The shipped table: inside the installed package, or at the top of a source checkout."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (
-        os.path.join(here, "data", "compat_table.json"),
-        os.path.join(os.path.dirname(here), "data", "compat_table.json"),
-    ):
-        if os.path.isfile(candidate):
-            return candidate
-    return os.path.join(here, "data", "compat_table.json")
-
-
-def load_table(path: Optional[str] = None) -> CompatTable:
-    """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
-    from .tableparse import parse_table, reject_duplicate_keys
-    from .userfiles import read_user_file
-
-    path = path or os.environ.get(TABLE_ENV) or default_table_path()
-    text = read_user_file(path, "table", TableError)
-    try:
-        data = json.loads(text, object_pairs_hook=reject_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise TableError(f"table {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
-    except TableError as exc:
-        raise TableError(f"table {path}: {exc}") from None
-    except RecursionError:
-        raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
-    try:
-        return parse_table(data, path)
-    except TableError as exc:
-        raise TableError(f"table {path}: {exc}") from None

@@ -1,4 +1,4 @@
-"""Findings: one verdict of one rule, with a stable code, and the verdict over all of them."""
+"""Findings: one verdict of one check, with a stable code, and the verdict over all of them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ _RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 @dataclass(frozen=True)
 class Finding:
-    """One checked fact. ``code`` is a public contract: scripts match on it; never rename one."""
+    """One checked fact. ``code`` is a public contract: scripts match on it; never rename one.
+
+    ``subject`` (the JSON key) and ``group`` (the report group) come from the check that made the
+    finding: the runner fills them in, so a rule states only what it found.
+    """
 
     code: str
     severity: str  # ok | info | warn | fail
@@ -23,8 +27,9 @@ class Finding:
     detail: str = ""
     hint: str = ""
     source: str = ""  # where the rule's facts come from (document and section), or the probe
-    subject: str = ""  # which check group: nvml, driver, gpu, image, docker, torch, environment
+    subject: str = ""  # nvml, driver, gpu, image, docker, torch, environment
     gpu_index: Optional[int] = None
+    group: str = ""  # the report group of the check that made it (cudadoctor.rules.GROUPS)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

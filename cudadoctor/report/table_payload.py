@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .table import CompatTable, GpuModel, ImageFamily, PytorchRelease, WheelVariant
-from .versions import ComputeCapability
+from ..compat.table import CompatTable, GpuModel, ImageFamily, PytorchRelease, WheelVariant
+from ..model.versions import ComputeCapability
 
 
 def _source(table: CompatTable, key: str) -> dict[str, str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
-from .facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
-from .table import CompatTable, GpuModel
-from .versions import ComputeCapability, DriverVersion, VersionError
+from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
+from ..compat.table import CompatTable, GpuModel
+from ..model.versions import ComputeCapability, DriverVersion, VersionError
 
 
 class WhatIfError(ValueError):

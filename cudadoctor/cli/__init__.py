@@ -1,0 +1,59 @@
+"""Command line: a thin click layer over parse -> probe -> check -> render.
+
+Exit status (a contract for scripts): 0 nothing fails, 1 something fails (or warns under
+--strict; for `recommend`: nothing fits), 2 usage error or unreadable input, 3 internal error.
+click lives here only; heavy imports (rich, docker, torch) happen inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional, Sequence
+
+import click
+
+from .. import __version__
+from .check_cmd import check
+from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
+from .probe_cmd import probe
+from .recommend_cmd import recommend
+from .table_cmd import table
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="cudadoctor")
+def cli() -> None:
+    """Will a CUDA PyTorch workload run on this host, and which image or wheel fits it?"""
+
+
+cli.add_command(probe)
+cli.add_command(check)
+cli.add_command(recommend)
+cli.add_command(table)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console-script entry: one-line errors, the documented exit codes, never a traceback."""
+    try:
+        status = cli.main(args=list(argv) if argv is not None else None, prog_name="cudadoctor", standalone_mode=False)
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        click.echo(f"cudadoctor: error: {exc.format_message()}{where}", err=True)
+        status = EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        status = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("cudadoctor: aborted", err=True)
+        status = 130
+    except KeyboardInterrupt:
+        status = 130
+    except BrokenPipeError:
+        status = EXIT_FAIL
+    except Exception as exc:  # a bug: say so in one line rather than dump a traceback on a user
+        click.echo(f"cudadoctor: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        status = EXIT_INTERNAL
+    sys.exit(status if isinstance(status, int) else 0)
+
+
+__all__ = ["cli", "main", "InputError"]

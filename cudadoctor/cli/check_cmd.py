@@ -1,0 +1,62 @@
+"""`cudadoctor check`: parse, probe, check, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .errors import InputError
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
+from .options import container_options, families_options, host_options, non_empty, table_options, target_options
+
+
+@click.command()
+@host_options
+@target_options
+@click.option("--variant", metavar="cuNNN", callback=non_empty, help="Check this CUDA variant of the release instead of the recommended one.")
+@table_options
+@families_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
+@click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
+@container_options
+@click.pass_context
+def check(ctx: click.Context, **options: Any) -> None:
+    """Check that this host can run a CUDA PyTorch workload, and say why not."""
+    from ..doctor import check as run_check
+
+    image, pull, smoke = options["image"], options["pull"], options["smoke"]
+    if (pull or smoke) and image is None:
+        raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
+    table = load_table_or_fail(options["table_path"], options["families_path"])
+    request = request_or_fail(
+        table,
+        torch=options["torch_release"],
+        family=options["family"],
+        variant=options["variant"],
+        image=image,
+        requirements=options["requires"],
+        min_memory=options["min_memory"],
+    )
+    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
+    image_facts = None
+    if request.image is not None or smoke or options["docker"]:
+        import dataclasses
+
+        from ..probe.containers import probe_containers
+
+        docker_facts, image_facts = probe_containers(request.image, pull, smoke, options["docker"], options["timeout"])
+        if docker_facts is not None:
+            facts = dataclasses.replace(facts, docker=docker_facts)
+    result = run_check(facts, table, request, image=image_facts)
+    if options["as_json"]:
+        from ..report.payload import check_payload
+
+        emit_json(check_payload(result, table))
+    else:
+        from ..report.text import make_console, render_check
+
+        render_check(make_console(), result)
+    ctx.exit(result.exit_status(options["strict"]))

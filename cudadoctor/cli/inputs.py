@@ -1,0 +1,75 @@
+"""From the command line to the core's inputs: the table, the host facts and the request, with
+every problem a one-line usage error (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import click
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from ..compat.table import CompatTable
+    from ..doctor.request import Request
+    from ..model.facts import HostFacts
+
+
+def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "CompatTable":
+    """The table (--table / $CUDADOCTOR_TABLE / shipped), plus the families of --families / $CUDADOCTOR_FAMILIES."""
+    from ..compat.families import FamiliesError
+    from ..compat.table import TableError
+    from ..loader import families_path, load_families, load_table
+
+    try:
+        table = load_table(path)
+    except TableError as exc:
+        raise InputError(str(exc)) from None
+    families = families_path(families)
+    if families:
+        try:
+            table = load_families(families, table)
+        except FamiliesError as exc:
+            raise InputError(str(exc)) from None
+    return table
+
+
+def request_or_fail(table: "CompatTable", **values: Any) -> "Request":
+    from ..doctor.request import RequestError, resolve_request
+
+    try:
+        return resolve_request(table, **values)
+    except RequestError as exc:
+        raise InputError(str(exc)) from None
+
+
+def gather_facts(
+    table: "CompatTable", snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False
+) -> "HostFacts":
+    """The snapshot's facts, or this host's; then the what-if values (validated before probing)."""
+    from ..host.whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
+    from ..loader import load_snapshot
+    from ..model.snapshot import SnapshotError
+
+    try:
+        if driver:
+            parse_driver(driver, table)
+        for i, spec in enumerate(gpus):
+            parse_gpu(spec, i, table)
+    except WhatIfError as exc:
+        raise InputError(str(exc)) from None
+    if snapshot:
+        try:
+            facts = load_snapshot(snapshot)
+        except SnapshotError as exc:
+            raise InputError(str(exc)) from None
+    else:
+        from ..probe.host import probe_host
+
+        facts = probe_host(torch_runtime=torch_runtime)
+    return apply_what_if(facts, table, driver, gpus)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False))

@@ -1,0 +1,85 @@
+"""The option groups several commands share."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN slips through FloatRange's comparisons
+        raise click.BadParameter("not a number of seconds", ctx=ctx, param=param)
+    return value
+
+
+def non_empty(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """An option given as "" is a script's unset variable, not a request for the default."""
+    if isinstance(value, str) and not value.strip():
+        raise click.BadParameter("the value is empty", ctx=ctx, param=param)
+    return value
+
+
+def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--table",
+        "table_path",
+        metavar="FILE",
+        callback=non_empty,
+        help="Use this compatibility table instead of the shipped one (also $CUDADOCTOR_TABLE).",
+    )(fn)
+
+
+def families_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--families",
+        "families_path",
+        metavar="FILE",
+        callback=non_empty,
+        help="Add the image families defined in this TOML file (also $CUDADOCTOR_FAMILIES).",
+    )(fn)
+
+
+def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--gpu",
+        "gpus",
+        multiple=True,
+        metavar="SPEC",
+        help="What-if: a GPU (compute capability such as 8.0, or a product such as A100); repeatable.",
+    )(fn)
+    fn = click.option("--driver", metavar="VERSION", callback=non_empty, help="What-if: pretend this NVIDIA driver is installed (e.g. 535.104.05).")(fn)
+    fn = click.option("--snapshot", metavar="FILE", callback=non_empty, help="Evaluate a saved host snapshot instead of probing this host.")(fn)
+    return fn
+
+
+def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--family", metavar="NAME", callback=non_empty, help="Image family (default: pytorch-cuda).")(fn)
+    fn = click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="PyTorch release (default: the newest the table fully records).")(fn)
+    return fn
+
+
+def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--timeout",
+        type=click.FloatRange(0.1, 600),
+        callback=finite,
+        default=5.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on each call to the Docker daemon.",
+    )(fn)
+    fn = click.option("--docker", is_flag=True, help="Check that Docker can run GPU containers (daemon, NVIDIA runtime, CDI).")(fn)
+    fn = click.option("--smoke", is_flag=True, help="Run --image once with GPUs, no network, removed afterwards, and report what happened.")(fn)
+    fn = click.option(
+        "--require",
+        "requires",
+        multiple=True,
+        metavar="STRING",
+        help="Evaluate an NVIDIA_REQUIRE_* string (e.g. 'cuda>=12.8') as nvidia-container-cli would; repeatable.",
+    )(fn)
+    fn = click.option("--pull", is_flag=True, help="Pull --image when it is not present locally.")(fn)
+    fn = click.option("--image", metavar="REF", help="Check a container image (inspected locally; pulled only with --pull).")(fn)
+    return fn

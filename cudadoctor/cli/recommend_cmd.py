@@ -1,0 +1,72 @@
+"""`cudadoctor recommend`: the image tag (--image) or wheel variant (--wheel) that fits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .errors import EXIT_FAIL, EXIT_OK, InputError
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
+from .options import families_options, host_options, table_options, target_options
+
+
+@click.command()
+@click.option("--image", "want_image", is_flag=True, help="Recommend an image tag.")
+@click.option("--wheel", "want_wheel", is_flag=True, help="Recommend a PyTorch wheel variant.")
+@host_options
+@target_options
+@table_options
+@families_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "tag", "index-url"]),
+    default="text",
+    show_default=True,
+    help="tag: the bare image reference; index-url: the wheel index URL.",
+)
+@click.pass_context
+def recommend(ctx: click.Context, **options: Any) -> None:
+    """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
+    from ..doctor import recommend_for
+
+    want_image, want_wheel, fmt = options["want_image"], options["want_wheel"], options["fmt"]
+    if want_image and want_wheel:
+        raise InputError("give --image or --wheel, not both")
+    if not want_image and not want_wheel:
+        want_image = fmt != "index-url"
+        want_wheel = not want_image
+    if fmt == "tag" and not want_image:
+        raise InputError("--format tag needs --image")
+    if fmt == "index-url" and not want_wheel:
+        raise InputError("--format index-url needs --wheel")
+    table = load_table_or_fail(options["table_path"], options["families_path"])
+    request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
+    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
+    rec = recommend_for(facts, table, request)
+    if not rec.found:
+        reason = f"cudadoctor: no fit: {rec.why}"
+        if rec.fixes:
+            reason += "; " + "; ".join(rec.fixes)
+        if fmt == "json":
+            from ..report.payload import recommend_payload
+
+            emit_json(recommend_payload(rec, table))
+        click.echo(reason, err=True)
+        for rejection in rec.rejected:
+            click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
+        ctx.exit(EXIT_FAIL)
+    if fmt == "tag":
+        click.echo(rec.image)
+    elif fmt == "index-url":
+        click.echo(rec.wheel_index_url)
+    elif fmt == "json":
+        from ..report.payload import recommend_payload
+
+        emit_json(recommend_payload(rec, table))
+    else:
+        from ..report.text import make_console, render_recommendation
+
+        render_recommendation(make_console(), rec)
+    ctx.exit(EXIT_OK)

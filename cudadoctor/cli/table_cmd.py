@@ -1,0 +1,83 @@
+"""`cudadoctor table`: browse the compatibility table, or validate one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .errors import InputError
+from .inputs import emit_json, load_table_or_fail
+from .options import families_options, non_empty, table_options
+
+
+@click.command("table")
+@click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="One PyTorch release: variants, arch lists, minimum drivers, default wheel.")
+@click.option("--gpu", "gpu_name", metavar="NAME", callback=non_empty, help="One GPU product (or compute capability) and the builds that run on it.")
+@click.option("--gpus", "list_gpus", is_flag=True, help="The GPU catalog.")
+@click.option("--sources", "list_sources", is_flag=True, help="Where each fact comes from.")
+@click.option("--validate", "validate_path", metavar="FILE", callback=non_empty, help="Check a table file against every rule; exit 0 valid, 2 broken.")
+@table_options
+@families_options
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
+def table(**options: Any) -> None:
+    """Browse the compatibility table (driver rows, PyTorch builds, GPUs, sources) or validate one."""
+    torch_release, gpu_name = options["torch_release"], options["gpu_name"]
+    list_gpus, list_sources, validate_path = options["list_gpus"], options["list_sources"], options["validate_path"]
+    views = [name for name, given in (("--torch", torch_release), ("--gpu", gpu_name), ("--gpus", list_gpus),
+                                      ("--sources", list_sources), ("--validate", validate_path)) if given]
+    if len(views) > 1:
+        raise InputError(f"give one of {', '.join(views)}, not several")
+    from ..report import table_payload
+
+    if validate_path and options["table_path"]:
+        raise InputError("give --validate FILE or --table FILE, not both (--validate checks FILE itself)")
+    if validate_path:
+        checked = load_table_or_fail(validate_path, options["families_path"])
+        summary = table_payload.validation_summary(checked)
+        if options["as_json"]:
+            emit_json(summary)
+        else:
+            click.echo(
+                f"{validate_path}: valid ({summary['cuda_releases']} CUDA driver rows, {summary['pytorch_releases']} PyTorch "
+                f"releases, {summary['gpus']} GPUs, {summary['image_families']} image families, {summary['sources']} sources)"
+            )
+        return
+    loaded = load_table_or_fail(options["table_path"], options["families_path"])
+    data: Any = None
+    if torch_release:
+        from .inputs import request_or_fail
+
+        data = table_payload.release_view(loaded, request_or_fail(loaded, torch=torch_release).release)
+    elif gpu_name:
+        data = table_payload.gpu_view(loaded, *_resolve_gpu_name(loaded, gpu_name))
+    elif list_gpus:
+        data = table_payload.gpus_view(loaded)
+    elif list_sources:
+        data = table_payload.sources_view(loaded)
+    if options["as_json"]:
+        emit_json(data if data is not None else table_payload.whole_table_view(loaded))
+        return
+    from ..report import table_text
+    from ..report.console import make_console
+
+    console = make_console()
+    if torch_release:
+        table_text.render_release(console, data)
+    elif gpu_name:
+        table_text.render_gpu(console, data)
+    elif list_gpus:
+        table_text.render_gpus(console, data)
+    elif list_sources:
+        table_text.render_sources(console, data)
+    else:
+        table_text.render_overview(console, loaded)
+
+
+def _resolve_gpu_name(loaded: Any, name: str) -> Any:
+    from ..host.whatif import WhatIfError, resolve_gpu_spec
+
+    try:
+        return resolve_gpu_spec(name, loaded)
+    except WhatIfError as exc:
+        raise InputError(str(exc)) from None

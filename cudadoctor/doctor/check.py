@@ -1,0 +1,68 @@
+"""The pure entry point: facts, table and request in; target, recommendation and findings out.
+
+No I/O: the CLI probes (or loads a snapshot), calls :func:`check`, and renders what it returns.
+The fleet and the Python API call the same function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from ..compat.table import CompatTable, PytorchRelease
+from ..host.view import HostView
+from ..model.facts import HostFacts, ImageFacts
+from ..model.findings import Finding, exit_status, verdict
+from ..model.target import Target
+from ..recommend import Recommendation, first_fit, recommend
+from ..rules import CHECKS
+from ..rules.context import Check, CheckContext
+from .request import Request
+from .runner import run_checks
+from .target import image_target, release_target
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    facts: HostFacts
+    target: Optional[Target]
+    recommendation: Recommendation
+    findings: tuple[Finding, ...]
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.findings)
+
+    def exit_status(self, strict: bool = False) -> int:
+        return exit_status(self.findings, strict)
+
+
+def recommend_for(facts: HostFacts, table: CompatTable, request: Request) -> Recommendation:
+    """The variant (and image tag) of the requested release that fits this host."""
+    return recommend(HostView.of(facts, table), request.release, request.family)
+
+
+def check(
+    facts: HostFacts,
+    table: CompatTable,
+    request: Request,
+    image: Optional[ImageFacts] = None,
+    checks: Sequence[Check] = CHECKS,
+) -> CheckResult:
+    """Judge a host for a request. ``image`` is what the Docker daemon said about ``request.image``
+    (None when it was not asked: the table and the tag then say what the image holds)."""
+    host = HostView.of(facts, table)
+    release = request.release
+    target = image_target(table, request, request.image, image) if request.image is not None else None
+    if target is not None and target.torch and not request.release_explicit:
+        # Unless --torch says otherwise, the recommendation is for the release the image holds.
+        release = table.release(target.torch) or release
+    recommendation = recommend(host, release, request.family)
+    if target is None:
+        target = release_target(request, recommendation)
+
+    def fit(releases: Sequence[PytorchRelease]) -> Optional[tuple[PytorchRelease, Recommendation]]:
+        return first_fit(host, releases)
+
+    findings = run_checks(checks, CheckContext(host=host, target=target, first_fit=fit))
+    return CheckResult(facts, target, recommendation, findings)

@@ -1,0 +1,131 @@
+"""What a check is asked to judge, resolved once against the table: a frozen Request.
+
+``resolve_request`` takes the values a user gives (the CLI's flags, or a Python caller's
+arguments), checks each one and resolves it against the table; every problem is one
+RequestError with a one-line message. After that nothing downstream parses them again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
+
+if TYPE_CHECKING:
+    from ..model.imageref import ImageRef
+
+_RELEASE_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+class RequestError(ValueError):
+    """A requested value that cannot be used; the message names it and what is accepted."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """The workload a host is judged for, complete."""
+
+    release: PytorchRelease  # the PyTorch release (the table's default when none was asked for)
+    family: ImageFamily  # the image family recommendations are made from
+    release_explicit: bool = False  # --torch was given: an image does not replace it
+    variant: Optional[WheelVariant] = None  # a pinned CUDA variant of the release (--variant)
+    image: Optional["ImageRef"] = None  # an image to judge (--image)
+    requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings to evaluate (--require)
+    min_memory_bytes: Optional[int] = None  # warn below this much GPU memory (--min-memory)
+
+
+def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:
+    if not version:
+        return table.default_release
+    text = version.strip()
+    release = table.release(text)
+    if release is not None:
+        return release
+    known = ", ".join(r.version for r in table.pytorch_releases)
+    if not _RELEASE_TEXT.match(text):
+        raise RequestError(f"invalid --torch {version!r}: expected a PyTorch release such as 2.5 (known: {known})")
+    raise RequestError(f"unknown PyTorch release {version!r}: the table knows {known} (a newer table can be given with --table)")
+
+
+def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
+    if not name:
+        return table.image_families[0]
+    family = table.family(name.strip())
+    if family is None:
+        known = ", ".join(f.name for f in table.image_families)
+        raise RequestError(f"unknown image family {name!r}: known families are {known}")
+    return family
+
+
+def parse_image(image: str) -> "ImageRef":
+    from ..model.imageref import ImageRefError, parse_image_ref
+
+    try:
+        return parse_image_ref(image)
+    except ImageRefError as exc:
+        raise RequestError(f"--image: {exc}") from None
+
+
+def check_requirements(requirements: Sequence[str]) -> tuple[str, ...]:
+    """--require strings, each checked as strictly as a user's typing deserves."""
+    if not requirements:
+        return ()
+    from ..model.nvidia_require import RequirementError, validate_requirement
+
+    for text in requirements:
+        if not text.replace(",", " ").strip():
+            # libnvidia-container would take it as satisfied; on a command line it is a mistake.
+            raise RequestError(f"--require {text!r}: no condition in it: give e.g. 'cuda>=12.8' or 'driver>=550'")
+        try:
+            validate_requirement(text)
+        except RequirementError as exc:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise RequestError(f"--require {shown!r}: bad token {exc.token[:80]!r}: {exc.reason}") from None
+    return tuple(requirements)
+
+
+def parse_min_memory(text: Optional[str]) -> Optional[int]:
+    if text is None:
+        return None
+    from ..model.sizes import SizeError, parse_size
+
+    try:
+        return parse_size(text)
+    except SizeError as exc:
+        raise RequestError(f"--min-memory: {exc}") from None
+
+
+def resolve_request(
+    table: CompatTable,
+    torch: Optional[str] = None,
+    family: Optional[str] = None,
+    variant: Optional[str] = None,
+    image: Optional[str] = None,
+    requirements: Sequence[str] = (),
+    min_memory: Optional[str] = None,
+) -> Request:
+    """Check every requested value and resolve it against the table; raises RequestError."""
+    ref = parse_image(image) if image is not None else None
+    if ref is not None and variant:
+        raise RequestError("give --image or --variant, not both (the image decides the variant)")
+    required = check_requirements(requirements)
+    min_memory_bytes = parse_min_memory(min_memory)
+    release = resolve_release(table, torch)
+    image_family = resolve_family(table, family)
+    pinned = None
+    if variant:
+        pinned = release.variant(variant.strip())
+        if pinned is None:
+            known = ", ".join(v.name for v in release.variants)
+            raise RequestError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
+    return Request(
+        release=release,
+        family=image_family,
+        release_explicit=bool(torch),
+        variant=pinned,
+        image=ref,
+        requirements=required,
+        min_memory_bytes=min_memory_bytes,
+    )

@@ -1,0 +1,48 @@
+"""Run the checks: each one's findings stamped with its group and subject; a check that raises
+becomes one reported ``internal-error`` finding for that check, and the others still run."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable
+
+from ..model.findings import FAIL, Finding
+from ..rules.context import Check, CheckContext
+
+INTERNAL_ERROR = "internal-error"
+_MAX_ERROR_TEXT = 200
+
+
+def _stamped(finding: Finding, check: Check) -> Finding:
+    if finding.group == check.group and finding.subject:
+        return finding
+    return dataclasses.replace(finding, group=check.group, subject=finding.subject or check.subject)
+
+
+def crashed(check: Check, exc: BaseException) -> Finding:
+    text = f"{type(exc).__name__}: {exc}"
+    if len(text) > _MAX_ERROR_TEXT:
+        text = text[: _MAX_ERROR_TEXT - 3] + "..."
+    return Finding(
+        code="internal-error",
+        severity=FAIL,
+        title=f"The {check.name} check crashed: {text}",
+        detail="A bug in cudadoctor stopped this one check; the other checks ran. What it would have judged is "
+        "unknown, so the verdict counts it as failing.",
+        hint="Please report it with the host's snapshot (`cudadoctor probe --output host.json`) and the command "
+        "line; `--snapshot host.json` reproduces it anywhere.",
+        source="cudadoctor",
+        subject=check.subject,
+        group=check.group,
+    )
+
+
+def run_checks(checks: Iterable[Check], ctx: CheckContext) -> tuple[Finding, ...]:
+    findings: list[Finding] = []
+    for check in checks:
+        try:
+            made = [_stamped(finding, check) for finding in check.run(ctx)]
+        except Exception as exc:  # one broken check must not take the whole report down
+            made = [crashed(check, exc)]
+        findings.extend(made)
+    return tuple(findings)

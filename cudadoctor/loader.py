@@ -1,0 +1,92 @@
+"""The one place that reads files the user names and the ``$CUDADOCTOR_*`` variables that name them.
+
+Snapshots (``--snapshot``), tables (``--table`` / ``$CUDADOCTOR_TABLE``) and families files
+(``--families`` / ``$CUDADOCTOR_FAMILIES``) are read here, then handed as text to the pure parsers
+in ``model/`` and ``compat/``. Every failure is the parser's error type with a one-line message
+that names the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Mapping, Optional
+
+from .compat.families import FamiliesError, parse_families
+from .compat.table import CompatTable, TableError
+from .model.facts import HostFacts
+from .model.snapshot import SnapshotError, decode_snapshot
+
+TABLE_ENV = "CUDADOCTOR_TABLE"
+FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
+
+
+def read_user_file(path: str, what: str, error: type[Exception]) -> str:
+    """The file's text; every failure raises ``error("<what> <path>: <reason>")``."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise error(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path}: is a directory") from None
+    except PermissionError:
+        raise error(f"{what} {path}: permission denied") from None
+    except UnicodeDecodeError:
+        raise error(f"{what} {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise error(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def default_table_path() -> str:
+    """The shipped table: inside the installed package, or at the top of a source checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (
+        os.path.join(here, "data", "compat_table.json"),
+        os.path.join(os.path.dirname(here), "data", "compat_table.json"),
+    ):
+        if os.path.isfile(candidate):
+            return candidate
+    return os.path.join(here, "data", "compat_table.json")
+
+
+def table_path(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+    """--table, else $CUDADOCTOR_TABLE, else the shipped table."""
+    environ = os.environ if environ is None else environ
+    return path or environ.get(TABLE_ENV) or default_table_path()
+
+
+def families_path(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """--families, else $CUDADOCTOR_FAMILIES, else none."""
+    environ = os.environ if environ is None else environ
+    return path or environ.get(FAMILIES_ENV) or None
+
+
+def load_table(path: Optional[str] = None) -> CompatTable:
+    """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
+    from .compat.validate import parse_table, reject_duplicate_keys
+
+    path = table_path(path)
+    text = read_user_file(path, "table", TableError)
+    try:
+        data = json.loads(text, object_pairs_hook=reject_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise TableError(f"table {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except TableError as exc:
+        raise TableError(f"table {path}: {exc}") from None
+    except RecursionError:
+        raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
+    try:
+        return parse_table(data, path)
+    except TableError as exc:
+        raise TableError(f"table {path}: {exc}") from None
+
+
+def load_families(path: str, table: CompatTable) -> CompatTable:
+    """The table with the families of a TOML file added after its own; raises FamiliesError."""
+    return parse_families(read_user_file(path, "families file", FamiliesError), table, path)
+
+
+def load_snapshot(path: str) -> HostFacts:
+    """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
+    return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {path}")

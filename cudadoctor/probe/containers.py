@@ -1,0 +1,39 @@
+"""The container probes a command asks for: the Docker Engine (``--docker``, ``--image``,
+``--smoke``), the image (inspected, pulled only with ``--pull``) and the smoke run. I/O only;
+the judging is the pure checks' (rules/docker.py, rules/image.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from ..model.facts import DockerFacts, ImageFacts
+from ..model.imageref import ImageRef
+
+
+def probe_containers(
+    ref: Optional[ImageRef], pull: bool, smoke: bool, docker: bool, timeout: float
+) -> tuple[Optional[DockerFacts], Optional[ImageFacts]]:
+    """(what the daemon said about itself, what it said about the image); None where not asked."""
+    if ref is None and not smoke and not docker:
+        return None, None
+    from .docker import close_quietly, connect
+
+    client, docker_facts = connect(timeout)
+    try:
+        if ref is None:
+            return docker_facts, None
+        reference = str(ref)
+        if client is None:
+            return docker_facts, ImageFacts(reference, state="error", error="the Docker daemon is not reachable (see the docker finding)")
+        from .image import inspect_image
+
+        image = inspect_image(client, reference, pull, timeout)
+        if smoke and image.state == "ok":
+            from .smoke import run_smoke
+
+            image = dataclasses.replace(image, smoke=run_smoke(client, reference))
+        return docker_facts, image
+    finally:
+        if client is not None:
+            close_quietly(client)

@@ -1,0 +1,48 @@
+"""What every check reads, and what a check is: a named unit that declares its report group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
+
+from ..compat.table import CompatTable, PytorchRelease
+from ..host.view import HostView
+from ..model.facts import HostFacts
+from ..model.findings import Finding
+from ..model.target import Target
+
+if TYPE_CHECKING:
+    from ..recommend import Recommendation
+
+# (release, the recommendation that fits it) for the first of some releases that fits the host.
+FirstFit = Callable[[Sequence[PytorchRelease]], Optional[tuple[PytorchRelease, "Recommendation"]]]
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """The inputs of one check run: the host view (facts parsed once), the complete target, and the
+    recommender as a function (the torch check names a build that fits; the checks never import
+    the recommender themselves)."""
+
+    host: HostView
+    target: Optional[Target]
+    first_fit: FirstFit
+
+    @property
+    def facts(self) -> HostFacts:
+        return self.host.facts
+
+    @property
+    def table(self) -> CompatTable:
+        return self.host.table
+
+
+@dataclass(frozen=True)
+class Check:
+    """One concern, in the spirit of flutter doctor's validators: a name, the report group its
+    findings appear under, the JSON ``subject`` they carry, and the function that judges it."""
+
+    name: str
+    group: str
+    subject: str
+    run: Callable[[CheckContext], Iterable[Finding]]

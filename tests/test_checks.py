@@ -1,0 +1,46 @@
+"""Checks as units: each declares its report group, the runner stamps it on the findings, and a
+check that raises becomes one reported ``internal-error`` finding while the others still run."""
+
+from __future__ import annotations
+
+from helpers import core_check, host
+
+from cudadoctor.doctor import check, resolve_request
+from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.rules import CHECKS, GROUPS
+from cudadoctor.rules.context import Check
+
+TABLE = load_table()
+
+
+def test_every_check_has_a_known_group_and_a_unique_name():
+    groups = {key for key, _ in GROUPS}
+    assert all(c.group in groups for c in CHECKS)
+    assert len({c.name for c in CHECKS}) == len(CHECKS)
+
+
+def test_findings_carry_the_group_and_subject_of_their_check():
+    result = core_check(load_snapshot(host("t4-470")))
+    by_name = {c.name: c for c in CHECKS}
+    assert result.findings
+    for finding in result.findings:
+        assert finding.group in {c.group for c in CHECKS}
+        assert finding.subject
+    gpu_ok = [f for f in result.findings if f.code == "gpu-ok"]
+    assert gpu_ok and all(f.group == by_name["gpus-present"].group == "gpu" for f in gpu_ok)
+
+
+def test_a_check_that_raises_is_reported_and_the_others_still_run():
+    def broken(ctx):
+        raise ZeroDivisionError("boom")
+
+    checks = (CHECKS[0], Check("exploding", "gpu", "gpu", broken)) + CHECKS[1:]
+    facts = load_snapshot(host("h100-550"))
+    result = check(facts, TABLE, resolve_request(TABLE), checks=checks)
+    [crash] = [f for f in result.findings if f.code == "internal-error"]
+    assert crash.severity == "fail" and crash.group == "gpu" and crash.subject == "gpu"
+    assert "exploding" in crash.title and "ZeroDivisionError: boom" in crash.title and len(crash.title) < 300
+    assert result.exit_status() == 1
+    healthy = check(facts, TABLE, resolve_request(TABLE))
+    # every finding of the healthy run is still there, in the same order, around the crash
+    assert [f for f in result.findings if f.code != "internal-error"] == list(healthy.findings)
