@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ helpers, what
 
 import cuda_stub  # noqa: E402
 import nvml_stub  # noqa: E402
+
+
+# ---- isolation from the caller's shell ----------------------------------------------------------
+
+# Variables the product (or CUDA, the NVIDIA container toolkit, Docker) reads: a test must never
+# inherit them from whoever runs pytest (a CUDADOCTOR_FAMILIES set in the shell used to fail 87 tests).
+ISOLATED_PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_")
+# Settings of the test harness itself, read from the shell on purpose (tests/docker_daemon.py:
+# CUDADOCTOR_TEST_DOCKER_HOST names a daemon to reuse); the product never reads these.
+HARNESS_PREFIX = "CUDADOCTOR_TEST_"
+
+
+def isolated_names(environ) -> list[str]:
+    return sorted(
+        name for name in environ if name.startswith(ISOLATED_PREFIXES) and not name.startswith(HARNESS_PREFIX)
+    )
+
+
+@pytest.fixture(autouse=True)
+def _isolate_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts without the caller's CUDADOCTOR_*, CUDA_*, NVIDIA_* and DOCKER_* variables;
+    monkeypatch puts them back afterwards. A test that needs one sets it itself (monkeypatch.setenv,
+    or a subprocess's env=). Higher-scoped fixtures run before this one, but none of them sets
+    such a variable in os.environ, so nothing they set is lost."""
+    for name in isolated_names(os.environ):
+        monkeypatch.delenv(name)
 
 
 # ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------

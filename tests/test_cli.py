@@ -124,13 +124,23 @@ def test_bad_input_is_one_line_exit_2(args, needle):
         ('{"schema": 1, "kind": "cudadoctor-host-snapshot", "host": {"gpus": [{"index": "zero"}]}}', "$.host.gpus[0].index: expected an integer"),
         ('{"schema": 1, "kind": "cudadoctor-host-snapshot", "host": {"driver": {"nvml_state": "happy"}}}', "nvml_state: 'happy'"),
         ('[1, 2, 3]', "not a cudadoctor host snapshot"),
-        ("\xff\xfe", "not"),
+        # Bytes, written as they are: a UTF-16 byte-order mark, then invalid UTF-8 (a str here
+        # would be written encoded as valid UTF-8 and never reach the decode error).
+        (b"\xff\xfe{\x00}\x00", "snapshot {path}: not UTF-8 text"),
     ],
 )
 def test_malformed_snapshot(tmp_path, content, needle):
-    run = run_cli("check", "--snapshot", _bad(tmp_path, "snap.json", content))
-    assert run.exit_code == 2
-    assert needle in run.stderr and run.stderr.count("\n") == 1
+    if isinstance(content, bytes):
+        path = tmp_path / "snap.json"
+        path.write_bytes(content)
+        path = str(path)
+    else:
+        path = _bad(tmp_path, "snap.json", content)
+    run = run_cli("check", "--snapshot", path)
+    assert run.exit_code == 2, run.stderr
+    assert needle.format(path=path) in run.stderr, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("cudadoctor: error: ")
+    assert "Traceback" not in run.stderr
 
 
 def test_malformed_table_names_the_entry(tmp_path):
