@@ -8,22 +8,22 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant
-from .host.view import DriverSupport, HostView, gpu_label
+from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
+from .model.record import field, record
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
 
 
-@dataclass(frozen=True)
+@record
 class Rejection:
     variant: str
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class Recommendation:
     """The chosen variant, or none, with the reasons for every verdict."""
 
@@ -65,6 +65,19 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
                 "under minor-version compatibility"
             )
     return problems
+
+
+def _covers_gpus(host: HostView, variant: WheelVariant) -> bool:
+    """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text)."""
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
+        if cc is not None and host.runs(variant, cc) not in ("sass", "ptx"):
+            return False
+    return True
+
+
+def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
+    return variant is not None and _covers_gpus(host, variant) and host.support(variant.cuda).tier != TOO_OLD
 
 
 def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> str:
@@ -191,7 +204,7 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
     upgrades = []
     for name in family.variants_for(release):
         variant = release.variant(name)
-        if variant is None or _gpu_blockers(host, variant):
+        if variant is None or not _covers_gpus(host, variant):
             continue
         support = host.support(variant.cuda)
         if support.tier == "too-old":
@@ -214,7 +227,7 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
     for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
             continue
-        if not family.variants_for(other):
+        if not any(_fits(host, other.variant(name)) for name in family.variants_for(other)):
             continue
         result = recommend(host, other, family, suggest_other_releases=False)
         if result.found:

@@ -7,7 +7,6 @@ machine's real CPU torch, and the reading of what a GPU host's container prints.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 
@@ -17,11 +16,12 @@ from helpers import core_check
 
 from cudadoctor.model.facts import HostFacts, ImageFacts
 from cudadoctor.probe.smoke import MARKER, PROBE, read_smoke_output
+from cudadoctor.model.record import replace
 
 
 def check_smoke(smoke):
     """The smoke check alone, through the pure entry point, on an image that ran with ``smoke``."""
-    image = dataclasses.replace(ImageFacts("pytorch-cuda:v2.5-cu124", state="ok"), smoke=smoke)
+    image = replace(ImageFacts("pytorch-cuda:v2.5-cu124", state="ok"), smoke=smoke)
     return list(core_check(HostFacts(), image_facts=image, only=["smoke"], image="pytorch-cuda:v2.5-cu124").findings)
 
 

@@ -74,7 +74,7 @@ def test_stub_directories():
     assert stub_directories(None) == ()
 
 
-PROBE_LIBCUDA = "import json, dataclasses; from cudadoctor.probe.libcuda import probe_libcuda; print(json.dumps(dataclasses.asdict(probe_libcuda())))"
+PROBE_LIBCUDA = "import json; from cudadoctor.probe.libcuda import probe_libcuda; from cudadoctor.model.snapshot import to_jsonable; print(json.dumps(to_jsonable(probe_libcuda())))"
 
 
 def _probe_libcuda(env: dict) -> dict:

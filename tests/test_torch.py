@@ -4,7 +4,6 @@ snapshots for runtime outcomes a CPU build cannot produce."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -21,6 +20,7 @@ from cudadoctor.model.facts import (
 )
 from cudadoctor.model.snapshot import snapshot_to_dict
 from cudadoctor.probe.torch_probe import probe_torch_metadata, probe_torch_runtime, variant_of
+from cudadoctor.model.record import replace
 from scenario import base_env, compose_env, run_check
 from sysroot import make_sysroot
 
@@ -158,7 +158,7 @@ CU128 = TorchFacts(installed=True, version="2.9.0+cu128", variant="cu128", cuda=
 
 
 def test_cuda_unavailable_for_another_reason(tmp_path):
-    torch = dataclasses.replace(
+    torch = replace(
         CU128, runtime_probed=True, cuda_available=False, device_count=0,
         arch_list=("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"),
         cuda_error="CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment",
@@ -169,19 +169,19 @@ def test_cuda_unavailable_for_another_reason(tmp_path):
 
 
 def test_runtime_arch_list_is_used(tmp_path):
-    torch = dataclasses.replace(CU128, runtime_probed=True, cuda_available=True, device_count=1, arch_list=("sm_80", "sm_86"))
+    torch = replace(CU128, runtime_probed=True, cuda_available=True, device_count=1, arch_list=("sm_80", "sm_86"))
     run = run_check(base_env(), "--snapshot", snapshot(tmp_path, torch))
     assert "sm_90 is not compatible" in run.find("torch-arch-missing")["detail"]
 
 
 def test_runtime_error_is_a_warning(tmp_path):
-    torch = dataclasses.replace(CU128, runtime_probed=True, runtime_error="import torch failed: ImportError: libcudnn.so.9")
+    torch = replace(CU128, runtime_probed=True, runtime_error="import torch failed: ImportError: libcudnn.so.9")
     run = run_check(base_env(), "--snapshot", snapshot(tmp_path, torch))
     assert "libcudnn.so.9" in run.find("torch-runtime-error")["detail"]
 
 
 def test_runtime_ok(tmp_path):
-    torch = dataclasses.replace(CU128, runtime_probed=True, cuda_available=True, device_count=1, arch_list=("sm_90",), cudnn="91002", nccl="2.27.3")
+    torch = replace(CU128, runtime_probed=True, cuda_available=True, device_count=1, arch_list=("sm_90",), cudnn="91002", nccl="2.27.3")
     run = run_check(base_env(), "--snapshot", snapshot(tmp_path, torch))
     finding = run.find("torch-ok")
     assert "1 CUDA device" in finding["title"] and "NCCL 2.27.3" in finding["detail"]

@@ -120,9 +120,9 @@ def host(gpus, env=(), source="nvml") -> HostFacts:
 
 
 def test_what_if_gpus_ignore_this_shells_environment():
-    import dataclasses
+    from cudadoctor.model.record import replace
 
-    gpus = tuple(dataclasses.replace(g, source="what-if") for g in FOUR)
+    gpus = tuple(replace(g, source="what-if") for g in FOUR)
     assert len(visibility_of(host(gpus, [("CUDA_VISIBLE_DEVICES", "")])).gpus) == 4
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ..model.record import replace
 from .errors import InputError
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
 from .options import container_options, families_options, host_options, non_empty, table_options, target_options
@@ -43,13 +44,12 @@ def check(ctx: click.Context, **options: Any) -> None:
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
     image_facts = None
     if request.image is not None or smoke or options["docker"]:
-        import dataclasses
 
         from ..probe.containers import probe_containers
 
         docker_facts, image_facts = probe_containers(request.image, pull, smoke, options["docker"], options["timeout"])
         if docker_facts is not None:
-            facts = dataclasses.replace(facts, docker=docker_facts)
+            facts = replace(facts, docker=docker_facts)
     result = run_check(facts, table, request, image=image_facts)
     if options["as_json"]:
         from ..report.payload import check_payload

@@ -16,10 +16,10 @@ shipped families::
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Any
 
+from ..model.record import replace
 from .table import CompatTable, Source, TableError
 from .validate import parse_family
 
@@ -73,6 +73,6 @@ def add_families(data: dict[str, Any], table: CompatTable, path: str) -> CompatT
             raise FamiliesError(f"family[{name}]: the name is already used by another family")
         taken.add(family.name)
         families.append(family)
-    return dataclasses.replace(
+    return replace(
         table, image_families=table.image_families + tuple(families), sources=table.sources + (source,)
     )

@@ -1,4 +1,4 @@
-"""The compatibility table: its entries as frozen dataclasses and the queries the rules and the
+"""The compatibility table: its entries as frozen records (model/record.py) and the queries the rules and the
 recommender ask. Pure.
 
 ``data/compat_table.json`` is the product. The consistency rules a table must meet (each naming
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional
 
+from ..model.record import record
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 
 TABLE_SCHEMA = 1
@@ -33,7 +33,7 @@ class TableError(ValueError):
     """The table breaks a rule; the message names the entry and the rule."""
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     key: str
     document: str
@@ -44,7 +44,7 @@ class Source:
         return f"{self.document}, {self.section}" if self.section else self.document
 
 
-@dataclass(frozen=True)
+@record
 class CudaRelease:
     """One row of NVIDIA's "CUDA Toolkit and Corresponding Driver Versions" table."""
 
@@ -57,7 +57,7 @@ class CudaRelease:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class MinorVersionCompat:
     """The driver floor under which any toolkit of one CUDA major runs (minor-version compatibility)."""
 
@@ -70,7 +70,7 @@ class MinorVersionCompat:
     gives_up: tuple[str, ...] = ()  # what an application loses when it runs in this mode
 
 
-@dataclass(frozen=True)
+@record
 class ToolkitArchitectures:
     """The compute capabilities one CUDA toolkit release can compile for."""
 
@@ -84,7 +84,7 @@ class ToolkitArchitectures:
         return self.min_cc <= cc <= self.max_cc
 
 
-@dataclass(frozen=True)
+@record
 class ComputeCapabilityInfo:
     cc: ComputeCapability
     architecture: str
@@ -93,7 +93,7 @@ class ComputeCapabilityInfo:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class GpuModel:
     """A product name and the names NVML reports for it."""
 
@@ -107,7 +107,7 @@ class GpuModel:
     alias_sources: tuple[str, ...] = ()  # where the exact NVML names in `aliases` were seen
 
 
-@dataclass(frozen=True)
+@record
 class WheelVariant:
     """One CUDA variant of one PyTorch release (cu121, ...), as its Linux x86_64 wheels were built."""
 
@@ -135,7 +135,7 @@ class WheelVariant:
         return ", ".join(parts) if parts else "none"
 
 
-@dataclass(frozen=True)
+@record
 class PytorchRelease:
     version: str  # "2.5"
     full_version: str  # "2.5.1"
@@ -159,7 +159,7 @@ class PytorchRelease:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class ImageFamily:
     """A family of images with one tag per (PyTorch release, CUDA variant)."""
 
@@ -206,7 +206,7 @@ class ImageFamily:
         return found.groupdict() if found else None
 
 
-@dataclass(frozen=True)
+@record
 class ForwardCompatBranch:
     """One driver-branch column of NVIDIA's forward-compatibility matrix."""
 
@@ -215,7 +215,7 @@ class ForwardCompatBranch:
     compat_packages: tuple[CudaVersion, ...]  # cuda-compat-X-Y packages supported on it ("C" in the matrix)
 
 
-@dataclass(frozen=True)
+@record
 class ForwardCompat:
     """CUDA forward compatibility: newer CUDA on an older driver branch via the cuda-compat package."""
 
@@ -244,7 +244,7 @@ class ForwardCompat:
         return cuda.major_minor in row.compat_packages
 
 
-@dataclass(frozen=True)
+@record
 class Feature:
     """A GPU capability and the lowest compute capability that has it."""
 
@@ -253,7 +253,7 @@ class Feature:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class CompatTable:
     schema: int
     updated: str
@@ -283,15 +283,28 @@ class CompatTable:
 
     # --- driver <-> CUDA -------------------------------------------------------------------
 
+    @cached_property
+    def _rows_by_minor(self) -> dict[tuple[int, int], tuple[CudaRelease, ...]]:
+        rows: dict[tuple[int, int], list[CudaRelease]] = {}
+        for row in self.cuda_releases:
+            rows.setdefault((row.version.major, row.version.minor), []).append(row)
+        return {minor: tuple(found) for minor, found in rows.items()}
+
+    @cached_property
+    def _min_driver_full(self) -> dict[tuple[int, int], CudaRelease]:
+        lowest = {}
+        for minor, rows in self._rows_by_minor.items():
+            final = [r for r in rows if r.kind != "RC"] or list(rows)
+            lowest[minor] = min(final, key=lambda r: r.min_driver_linux)
+        return lowest
+
     def rows_for(self, cuda: CudaVersion) -> tuple[CudaRelease, ...]:
         """Every Table 3 row (GA, updates and release candidates) of one CUDA minor."""
-        return tuple(r for r in self.cuda_releases if r.version.major_minor == cuda.major_minor)
+        return self._rows_by_minor.get((cuda.major, cuda.minor), ())
 
     def min_driver_full(self, cuda: CudaVersion) -> Optional[CudaRelease]:
         """The lowest driver that fully supports this CUDA minor (its GA row in Table 3; release candidates don't count)."""
-        rows = self.rows_for(cuda)
-        final = [r for r in rows if r.kind != "RC"] or list(rows)
-        return min(final, key=lambda r: r.min_driver_linux) if final else None
+        return self._min_driver_full.get((cuda.major, cuda.minor))
 
     def minor_compat_floor(self, cuda_major: int) -> Optional[MinorVersionCompat]:
         for row in self.minor_version_compat:
@@ -309,11 +322,15 @@ class CompatTable:
                     best = candidate
         return best
 
-    def toolkit_architectures_for(self, cuda: CudaVersion) -> Optional[ToolkitArchitectures]:
+    @cached_property
+    def _toolkit_by_minor(self) -> dict[tuple[int, int], ToolkitArchitectures]:
+        rows: dict[tuple[int, int], ToolkitArchitectures] = {}
         for row in self.toolkit_architectures:
-            if row.cuda.major_minor == cuda.major_minor:
-                return row
-        return None
+            rows.setdefault((row.cuda.major, row.cuda.minor), row)
+        return rows
+
+    def toolkit_architectures_for(self, cuda: CudaVersion) -> Optional[ToolkitArchitectures]:
+        return self._toolkit_by_minor.get((cuda.major, cuda.minor))
 
     def first_toolkit_for(self, cc: ComputeCapability) -> Optional[ToolkitArchitectures]:
         """The oldest CUDA release that can build for this compute capability, when that release is
@@ -332,11 +349,12 @@ class CompatTable:
                 return feature
         return None
 
+    @cached_property
+    def _cc_rows(self) -> dict[ComputeCapability, ComputeCapabilityInfo]:
+        return {row.cc: row for row in reversed(self.compute_capabilities)}
+
     def cc_info(self, cc: ComputeCapability) -> Optional[ComputeCapabilityInfo]:
-        for row in self.compute_capabilities:
-            if row.cc == cc:
-                return row
-        return None
+        return self._cc_rows.get(cc)
 
     @cached_property
     def _gpu_names(self) -> dict[str, GpuModel]:
@@ -373,6 +391,20 @@ class CompatTable:
             if release.version == wanted:
                 return release
         return None
+
+    @cached_property
+    def _newest_with_sass(self) -> dict[ComputeCapability, Optional[PytorchRelease]]:
+        return {}
+
+    def newest_release_with_sass_for(self, cc: ComputeCapability) -> Optional[PytorchRelease]:
+        """The newest release with a variant that carries machine code for this compute capability."""
+        if cc not in self._newest_with_sass:
+            self._newest_with_sass[cc] = next(
+                (r for r in sorted(self.pytorch_releases, key=lambda r: r.key, reverse=True)
+                 if any(v.coverage(cc) == "sass" for v in r.variants)),
+                None,
+            )
+        return self._newest_with_sass[cc]
 
     @property
     def newest_release(self) -> PytorchRelease:

@@ -61,6 +61,9 @@ class _Reader:
 
     def __init__(self, sources: set[str]):
         self.sources = sources
+        # One table spells the same version thousands of times ("8.0" in every arch list): each
+        # distinct text is parsed once per load, and its value shared (values are immutable).
+        self._parsed: dict[tuple[Any, str], Any] = {}
 
     @staticmethod
     def obj(value: Any, where: str) -> dict[str, Any]:
@@ -91,12 +94,17 @@ class _Reader:
             raise TableError(f"{where}: source {key!r} is not defined under 'sources'")
         return key
 
-    @staticmethod
-    def parse(parser: Any, value: Any, where: str, key: str) -> Any:
+    def parse(self, parser: Any, value: Any, where: str, key: str) -> Any:
+        memo = (parser, value) if isinstance(value, str) else None
+        if memo is not None and memo in self._parsed:
+            return self._parsed[memo]
         try:
-            return parser(value)
+            parsed = parser(value)
         except (VersionError, TypeError) as exc:
             raise TableError(f"{where}: {key}: {exc}") from None
+        if memo is not None:
+            self._parsed[memo] = parsed
+        return parsed
 
 
 def _in_order(items: Iterable[Any], key: Any, where: str, what: str) -> None:

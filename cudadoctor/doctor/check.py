@@ -6,14 +6,15 @@ The fleet and the Python API call the same function.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
+from ..model.record import record
 from ..model.target import Target
+from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation, first_fit, recommend
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
@@ -22,7 +23,7 @@ from .runner import run_checks
 from .target import image_target, release_target
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     facts: HostFacts
     target: Optional[Target]
@@ -64,5 +65,11 @@ def check(
     def fit(releases: Sequence[PytorchRelease]) -> Optional[tuple[PytorchRelease, Recommendation]]:
         return first_fit(host, releases)
 
-    findings = run_checks(checks, CheckContext(host=host, target=target, first_fit=fit))
+    target_cuda = None
+    if target.cuda:
+        try:
+            target_cuda = CudaVersion.parse(target.cuda)
+        except VersionError:  # an image's CUDA_VERSION is its own text; the checks skip what they cannot read
+            pass
+    findings = run_checks(checks, CheckContext(host=host, target=target, target_cuda=target_cuda, first_fit=fit))
     return CheckResult(facts, target, recommendation, findings)

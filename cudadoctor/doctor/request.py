@@ -8,10 +8,10 @@ RequestError with a one-line message. After that nothing downstream parses them 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
+from ..model.record import record
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
@@ -23,7 +23,7 @@ class RequestError(ValueError):
     """A requested value that cannot be used; the message names it and what is accepted."""
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """The workload a host is judged for, complete."""
 

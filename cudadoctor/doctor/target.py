@@ -3,25 +3,26 @@ or from an image (the table's family facts for its tag, else its environment, el
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..compat.table import CompatTable
 from ..model.facts import ImageFacts
-from ..model.imageref import ImageRef
+from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation
 from .request import Request
+
+if TYPE_CHECKING:
+    from ..model.imageref import ImageRef
 
 # pytorch/pytorch tags: 2.5.1-cuda12.4-cudnn9-runtime
 _PYTORCH_TAG_RE = re.compile(r"^v?(?P<torch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+\.\d+)")
 _CUDA_IN_TAG_RE = re.compile(r"(?:^|[-_])(?:cuda(?P<dotted>\d+\.\d+)|cu(?P<packed>\d{3}))(?:[-_.]|$)")
 
 
-@dataclass(frozen=True)
+@record
 class ImageHolds:
     """The PyTorch release and CUDA variant an image holds, and where that was read."""
 
@@ -56,7 +57,7 @@ def release_target(request: Request, recommendation: Recommendation) -> Target:
     )
 
 
-def image_target(table: CompatTable, request: Request, ref: ImageRef, image: Optional[ImageFacts]) -> Target:
+def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: Optional[ImageFacts]) -> Target:
     """The image as the target: what it holds, its facts as the daemon gave them (``image``)."""
     reference = str(ref)
     if image is None:  # a caller that did not inspect it: judge what the table and the tag say
@@ -71,7 +72,7 @@ def image_target(table: CompatTable, request: Request, ref: ImageRef, image: Opt
         origin="--image",
         requirements=request.requirements,
         min_memory_bytes=request.min_memory_bytes,
-        image_facts=dataclasses.replace(image, facts_from=holds.facts_from),
+        image_facts=replace(image, facts_from=holds.facts_from),
     )
 
 

@@ -8,11 +8,11 @@ no rule parses a fact again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, TypeVar
 
 from ..compat.table import CompatTable, GpuModel, WheelVariant
 from ..model.facts import NVML_OK, GpuFacts, HostFacts, SystemFacts
+from ..model.record import field, record
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from .visibility import Visibility, visibility_of, visible_devices_excluding
 
@@ -25,7 +25,7 @@ TOO_OLD = "too-old"
 UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@record
 class DriverSupport:
     """How the host's driver relates to one CUDA version."""
 
@@ -49,7 +49,7 @@ def gpu_label(gpu: GpuFacts) -> str:
     return f"GPU {gpu.index} ({gpu.name or 'unknown model'})"
 
 
-@dataclass(frozen=True)
+@record
 class HostView:
     facts: HostFacts
     table: CompatTable
@@ -62,7 +62,10 @@ class HostView:
     visibility: Visibility  # what CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER leave CUDA
     _cc: dict[int, Optional[ComputeCapability]] = field(repr=False)  # by id() of the GpuFacts
     _model: dict[int, Optional[GpuModel]] = field(repr=False)
+    # Answers worked out on first use, once per check run: driver support per CUDA minor, and how
+    # each GPU runs each variant (by id() of the table's variant; the table outlives the view).
     _support: dict[CudaVersion, DriverSupport] = field(default_factory=dict, repr=False)
+    _runs: dict[tuple[int, ComputeCapability], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, facts: HostFacts, table: CompatTable) -> "HostView":
@@ -73,11 +76,13 @@ class HostView:
         what_if_driver = facts.driver.source == "what-if"
         models: dict[int, Optional[GpuModel]] = {}
         ccs: dict[int, Optional[ComputeCapability]] = {}
+        seen: dict[tuple[Optional[str], Optional[str]], tuple[Optional[GpuModel], Optional[ComputeCapability]]] = {}
         for gpu in facts.gpus:
-            model = table.gpu_model(gpu.name) if gpu.name else None
-            cc = _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None)
-            models[id(gpu)] = model
-            ccs[id(gpu)] = cc
+            key = (gpu.name, gpu.compute_capability)  # eight identical GPUs are looked up once
+            if key not in seen:
+                model = table.gpu_model(gpu.name) if gpu.name else None
+                seen[key] = (model, _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None))
+            models[id(gpu)], ccs[id(gpu)] = seen[key]
         return cls(
             facts=facts,
             table=table,
@@ -149,6 +154,13 @@ class HostView:
         """How a GPU runs a build: "sass" (machine code), "ptx" (JIT), or why not: "toolkit" (the CUDA
         release cannot target it), "not-built" (no code for it), "ptx-minor-compat" (only PTX, which a
         driver under minor-version compatibility cannot JIT-compile)."""
+        key = (id(variant), cc)
+        known = self._runs.get(key)
+        if known is None:
+            known = self._runs[key] = self._runs_for(variant, cc)
+        return known
+
+    def _runs_for(self, variant: WheelVariant, cc: ComputeCapability) -> str:
         toolkit = self.table.toolkit_architectures_for(variant.cuda)
         if toolkit is not None and not toolkit.supports(cc):
             return "toolkit"

@@ -17,10 +17,10 @@ differ from nvidia-smi's numbering (and cannot be predicted exactly, so it is fl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts, HostFacts, MigDeviceFacts
+from ..model.record import record
 
 SOURCE = "CUDA Programming Guide, CUDA Environment Variables; PyTorch torch/cuda/__init__.py (_parse_visible_devices)"
 
@@ -34,7 +34,7 @@ AMBIGUOUS_ID = "ambiguous-id"  # a UUID prefix that fits several GPUs ends the l
 MIXED_IDS = "mixed-ids"  # a GPU- list with another kind of entry in it ends there
 
 
-@dataclass(frozen=True)
+@record
 class Visibility:
     setting: Optional[str]  # CUDA_VISIBLE_DEVICES as set; None when unset
     gpus: tuple[GpuFacts, ...]  # what CUDA enumerates, device 0 first (MIG: the parent GPUs)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional, Sequence
 
 from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
 from ..compat.table import CompatTable, GpuModel
+from ..model.record import replace
 from ..model.versions import ComputeCapability, DriverVersion, VersionError
 
 
@@ -69,4 +69,4 @@ def apply_what_if(
         changes["gpus"] = tuple(parse_gpu(spec, i, table) for i, spec in enumerate(gpus))
     elif driver and facts.driver.source != "what-if" and not facts.nvml_ok:
         changes["gpus"] = ()
-    return dataclasses.replace(facts, **changes) if changes else facts
+    return replace(facts, **changes) if changes else facts

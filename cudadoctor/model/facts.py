@@ -7,8 +7,9 @@ Facts say what *is*; they carry no judgement. A probe that could not read someth
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Optional
+
+from .record import field, record
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
 NVML_OK = "ok"
@@ -29,7 +30,7 @@ NVML_STATES = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class MigDeviceFacts:
     """One MIG instance carved out of a GPU."""
 
@@ -39,7 +40,7 @@ class MigDeviceFacts:
     memory_total_bytes: Optional[int] = None
 
 
-@dataclass(frozen=True)
+@record
 class GpuFacts:
     """One physical GPU as NVML (or a what-if flag) describes it. ``None`` means unknown."""
 
@@ -61,7 +62,7 @@ class GpuFacts:
     source: str = "nvml"  # "nvml" or "what-if"
 
 
-@dataclass(frozen=True)
+@record
 class DriverFacts:
     """The NVIDIA driver as seen through NVML."""
 
@@ -73,7 +74,7 @@ class DriverFacts:
     source: str = "nvml"  # "nvml" or "what-if"
 
 
-@dataclass(frozen=True)
+@record
 class KernelModuleFacts:
     """The loaded nvidia kernel module, from /sys/module/nvidia and /proc/driver/nvidia."""
 
@@ -84,14 +85,14 @@ class KernelModuleFacts:
     uvm_loaded: Optional[bool] = None  # /sys/module/nvidia_uvm
 
 
-@dataclass(frozen=True)
+@record
 class DeviceNodeFacts:
     nvidiactl: Optional[bool] = None
     nvidia_uvm: Optional[bool] = None
     gpu_nodes: tuple[str, ...] = ()  # "/dev/nvidia0", ...
 
 
-@dataclass(frozen=True)
+@record
 class PciDeviceFacts:
     """A display/3D controller on the PCI bus (any vendor), for telling AMD/Intel-only hosts apart."""
 
@@ -102,7 +103,7 @@ class PciDeviceFacts:
     pci_class: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@record
 class LibcudaFacts:
     """libcuda.so.1 (the CUDA driver API), probed independently of NVML."""
 
@@ -123,7 +124,7 @@ def driver_library_version(path: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
-@dataclass(frozen=True)
+@record
 class SystemFacts:
     """Operating-system facts: kernel module, device nodes, environment, container and WSL."""
 
@@ -150,7 +151,7 @@ class SystemFacts:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class DockerFacts:
     """The Docker Engine as seen from this host."""
 
@@ -173,7 +174,7 @@ class DockerFacts:
     timeout_s: Optional[float] = None  # the bound every Docker call ran under
 
 
-@dataclass(frozen=True)
+@record
 class SmokeFacts:
     """The outcome of running an image once with GPUs requested (``check --smoke``)."""
 
@@ -188,7 +189,7 @@ class SmokeFacts:
     cuda_op_ok: Optional[bool] = None
 
 
-@dataclass(frozen=True)
+@record
 class ImageFacts:
     """A container image as the Docker daemon describes it (``check --image REF``)."""
 
@@ -212,7 +213,7 @@ class ImageFacts:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class TorchFacts:
     """An installed torch, from its package metadata (cheap) and, when asked, from importing it."""
 
@@ -231,7 +232,7 @@ class TorchFacts:
     runtime_error: Optional[str] = None  # the runtime probe itself failed: import error, timeout
 
 
-@dataclass(frozen=True)
+@record
 class HostFacts:
     """Everything the probes learned about one host."""
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Optional
+
+from .record import record
 
 OK = "ok"
 INFO = "info"
@@ -13,7 +14,7 @@ SEVERITIES = (OK, INFO, WARN, FAIL)
 _RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One checked fact. ``code`` is a public contract: scripts match on it; never rename one.
 

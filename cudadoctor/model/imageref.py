@@ -10,8 +10,9 @@ paths, absurd lengths) is refused here, so it never reaches the Docker API, let 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
+
+from .record import record
 
 MAX_NAME_LENGTH = 255
 MAX_REFERENCE_LENGTH = 1024  # name + tag + a sha512 digest fit well within this
@@ -36,7 +37,7 @@ class ImageRefError(ValueError):
     """Not a Docker image reference; the message says which part is wrong and what is accepted."""
 
 
-@dataclass(frozen=True)
+@record
 class ImageRef:
     domain: Optional[str]  # "registry.example:5000"; None for the default registry
     path: str  # "pytorch/pytorch"

@@ -21,8 +21,9 @@ Grammar, as the C code reads it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
+
+from .record import record
 
 HINT_SUFFIX = ", please update your driver to a newer version, or use an earlier cuda container"
 INVALID_MESSAGE = "invalid expression"
@@ -52,7 +53,7 @@ class RequirementError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
+@record
 class Device:
     """What a requirement can see of one GPU (a MIG device reports its parent's values)."""
 
@@ -61,7 +62,7 @@ class Device:
     label: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class HostValues:
     """The host values the rules compare against; ``None`` means the host cannot provide it."""
 
@@ -70,7 +71,7 @@ class HostValues:
     devices: tuple[Device, ...] = ()  # the GPUs the container would see
 
 
-@dataclass(frozen=True)
+@record
 class Condition:
     text: str
     rule: str  # lowercase rule name
@@ -78,7 +79,7 @@ class Condition:
     value: str
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """The verdict on one requirement string in one evaluation context."""
 
@@ -265,7 +266,7 @@ def parse_go_bool(text: Optional[str]) -> bool:
     return text in ("1", "t", "T", "TRUE", "true", "True")
 
 
-@dataclass(frozen=True)
+@record
 class ImageRequirements:
     """The requirements the toolkit would pass to nvidia-container-cli for an image's env."""
 
@@ -330,7 +331,7 @@ def env_mapping(entries: Iterable[str]) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
+@record
 class VisibleDevices:
     """What NVIDIA_VISIBLE_DEVICES in an image means when it runs without ``--gpus``."""
 

@@ -7,13 +7,13 @@ keys are ignored, so a snapshot written by a newer version of the same schema st
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import types
 import typing
 from typing import Any, Union
 
 from .facts import NVML_STATES, HostFacts
+from .record import fields, is_record
 
 SNAPSHOT_SCHEMA = 1
 SNAPSHOT_KIND = "cudadoctor-host-snapshot"
@@ -24,9 +24,9 @@ class SnapshotError(ValueError):
 
 
 def to_jsonable(value: Any) -> Any:
-    """A dataclass tree as plain JSON types (tuples become lists)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    """A tree of records as plain JSON types (tuples become lists)."""
+    if is_record(value):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -50,7 +50,7 @@ def _type_name(tp: Any) -> str:
 
 
 def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
-    """Rebuild a dataclass tree from JSON types, checking every field's type.
+    """Rebuild a tree of records from JSON types, checking every field's type.
 
     Raises SnapshotError naming the JSON path of the first bad value. Unknown keys are ignored
     so that snapshots written by newer versions of the same schema still load.
@@ -78,15 +78,15 @@ def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
         if len(args) != len(data):
             raise SnapshotError(f"{path}: expected {len(args)} items, got {len(data)}")
         return tuple(from_jsonable(a, item, f"{path}[{i}]") for i, (a, item) in enumerate(zip(args, data)))
-    if dataclasses.is_dataclass(cls):
+    if isinstance(cls, type) and hasattr(cls, "__record_fields__"):
         if not isinstance(data, dict):
             raise SnapshotError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
         hints = _field_types(cls)
         kwargs = {}
-        for f in dataclasses.fields(cls):
+        for f in fields(cls):
             if f.name in data:
                 kwargs[f.name] = from_jsonable(hints[f.name], data[f.name], f"{path}.{f.name}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            elif f.required:
                 raise SnapshotError(f"{path}: missing required key {f.name!r}")
         return cls(**kwargs)
     if cls is bool:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from .facts import ImageFacts
+from .record import record
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The workload the host is judged for. ``origin`` says how it was chosen."""
 

@@ -7,7 +7,8 @@ value and what is accepted, so the CLI can turn it into a one-line usage error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .record import record
 
 __all__ = [
     "VersionError",
@@ -26,9 +27,6 @@ _DRIVER_RE = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,2}$")
 _CUDA_RE = re.compile(r"^\d{1,3}(?:\.\d{1,4}){0,2}$")
 _CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<packed>\d{2,3})[af]?)$")
 
-
-_CUDA_CACHE: dict[str, "CudaVersion"] = {}
-_CC_CACHE: dict[str, "ComputeCapability"] = {}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -49,7 +47,7 @@ class _Dotted:
     numbers: tuple[int, ...]
 
     def _key(self) -> tuple[int, ...]:
-        # Cached in the instance dict (frozen dataclasses still have one): the table's
+        # Cached in the instance dict (records have one): the table's
         # validation compares versions tens of thousands of times.
         cached = self.__dict__.get("_key_cache")
         if cached is None:
@@ -88,7 +86,7 @@ class _Dotted:
         return compare_dotted(self.numbers, other.numbers) >= 0  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, eq=False, order=False)
+@record(eq=False)
 class DriverVersion(_Dotted):
     """An NVIDIA driver version such as ``535.104.05``; the raw text is kept for display."""
 
@@ -114,7 +112,7 @@ class DriverVersion(_Dotted):
         return self.raw
 
 
-@dataclass(frozen=True, eq=False, order=False)
+@record(eq=False)
 class CudaVersion(_Dotted):
     """A CUDA version such as ``12.4`` or ``12.4.1``."""
 
@@ -122,10 +120,6 @@ class CudaVersion(_Dotted):
 
     @classmethod
     def parse(cls, text: str) -> "CudaVersion":
-        # Values are immutable, so repeated parses of the same text (the table has thousands)
-        # can share one object.
-        if isinstance(text, str) and text in _CUDA_CACHE:
-            return _CUDA_CACHE[text]
         value = str(text).strip()
         if not _CUDA_RE.match(value):
             raise VersionError(
@@ -134,10 +128,7 @@ class CudaVersion(_Dotted):
         numbers = _numbers(value)
         if len(numbers) == 1:
             numbers = numbers + (0,)
-        parsed = cls(numbers)
-        if cls is CudaVersion and isinstance(text, str) and len(_CUDA_CACHE) < 1024:
-            _CUDA_CACHE[text] = parsed
-        return parsed
+        return cls(numbers)
 
     @classmethod
     def from_nvml(cls, value: int) -> "CudaVersion":
@@ -164,7 +155,7 @@ class CudaVersion(_Dotted):
         return ".".join(str(n) for n in self.numbers)
 
 
-@dataclass(frozen=True, order=True)
+@record(order=True)
 class ComputeCapability:
     """A compute capability such as 8.6 (sm_86)."""
 
@@ -173,8 +164,6 @@ class ComputeCapability:
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":
-        if isinstance(text, str) and text in _CC_CACHE:
-            return _CC_CACHE[text]
         value = str(text).strip().lower()
         match = _CC_RE.match(value)
         if not match:
@@ -182,13 +171,9 @@ class ComputeCapability:
                 f"invalid compute capability {text!r}: expected MAJOR.MINOR such as 8.6, or sm_86"
             )
         if match.group("dot") is not None:
-            parsed = cls(int(match.group("dot")), int(match.group("minor")))
-        else:
-            packed = match.group("packed")
-            parsed = cls(int(packed[:-1]), int(packed[-1]))
-        if cls is ComputeCapability and isinstance(text, str) and len(_CC_CACHE) < 1024:
-            _CC_CACHE[text] = parsed
-        return parsed
+            return cls(int(match.group("dot")), int(match.group("minor")))
+        packed = match.group("packed")
+        return cls(int(packed[:-1]), int(packed[-1]))
 
     @property
     def sm(self) -> str:

@@ -4,11 +4,11 @@ the judging is the pure checks' (rules/docker.py, rules/image.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from ..model.facts import DockerFacts, ImageFacts
 from ..model.imageref import ImageRef
+from ..model.record import replace
 
 
 def probe_containers(
@@ -32,7 +32,7 @@ def probe_containers(
         if smoke and image.state == "ok":
             from .smoke import run_smoke
 
-            image = dataclasses.replace(image, smoke=run_smoke(client, reference))
+            image = replace(image, smoke=run_smoke(client, reference))
         return docker_facts, image
     finally:
         if client is not None:

@@ -17,6 +17,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from ..model.facts import DockerFacts
+from ..model.record import replace
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
@@ -166,9 +167,8 @@ def _str(value: Any) -> Optional[str]:
 
 
 def _replace(facts: DockerFacts, **changes: Any) -> DockerFacts:
-    import dataclasses
 
-    return dataclasses.replace(facts, **changes)
+    return replace(facts, **changes)
 
 
 # --- files on this host ----------------------------------------------------------------------

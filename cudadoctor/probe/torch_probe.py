@@ -8,7 +8,6 @@ hangs, crashes or prints cannot take the doctor with it. Nothing here raises.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -16,6 +15,7 @@ import sys
 from typing import Optional, Sequence
 
 from ..model.facts import TorchFacts
+from ..model.record import replace
 
 RUNTIME_TIMEOUT_S = 120.0
 
@@ -123,27 +123,27 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
 
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return dataclasses.replace(
+        return replace(
             metadata, runtime_probed=True, runtime_error=f"importing torch and initialising CUDA did not finish within {timeout_s:.0f} s"
         )
     except OSError as exc:
-        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"cannot start {command[0]}: {exc}")
+        return replace(metadata, runtime_probed=True, runtime_error=f"cannot start {command[0]}: {exc}")
     line = next((l for l in result.stdout.splitlines() if l.startswith("CUDADOCTOR-TORCH ")), None)
     if line is None:
         tail = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
-        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"the torch probe process failed: {tail}")
+        return replace(metadata, runtime_probed=True, runtime_error=f"the torch probe process failed: {tail}")
     try:
         data = json.loads(line[len("CUDADOCTOR-TORCH "):])
     except ValueError:
-        return dataclasses.replace(metadata, runtime_probed=True, runtime_error="the torch probe process printed unreadable output")
+        return replace(metadata, runtime_probed=True, runtime_error="the torch probe process printed unreadable output")
     if data.get("import_error"):
-        return dataclasses.replace(metadata, runtime_probed=True, runtime_error=f"import torch failed: {data['import_error']}")
+        return replace(metadata, runtime_probed=True, runtime_error=f"import torch failed: {data['import_error']}")
     cuda_warnings = [w for w in data.get("warnings", []) if "CUDA" in w or "cuda" in w]
     error = data.get("error") or None
     if cuda_warnings:
         error = "; ".join(cuda_warnings + ([error] if error else []))
     cudnn = data.get("cudnn")
-    return dataclasses.replace(
+    return replace(
         metadata,
         runtime_probed=True,
         cuda=data.get("cuda"),

@@ -3,7 +3,6 @@ under problems. Everything is printed as text, never as markup (see report/conso
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterable, Sequence
 
 from rich.console import Console
@@ -13,6 +12,7 @@ from ..doctor.check import CheckResult
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.record import replace
 from ..recommend import Recommendation
 from ..rules import GROUPS
 from .console import make_console, unicode_ok
@@ -70,7 +70,7 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
         indexes = sorted(m.gpu_index for m in members if m.gpu_index is not None)
         label = labels[first.gpu_index] if first.gpu_index is not None else ""
         merged = f"GPUs {_index_ranges(indexes)} {label[label.index('('):]}"
-        result.append(dataclasses.replace(first, title=first.title.replace(label, merged, 1), gpu_index=None))
+        result.append(replace(first, title=first.title.replace(label, merged, 1), gpu_index=None))
     return result
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import HostView
 from ..model.facts import HostFacts
 from ..model.findings import Finding
+from ..model.record import record
 from ..model.target import Target
+from ..model.versions import CudaVersion
 
 if TYPE_CHECKING:
     from ..recommend import Recommendation
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 FirstFit = Callable[[Sequence[PytorchRelease]], Optional[tuple[PytorchRelease, "Recommendation"]]]
 
 
-@dataclass(frozen=True)
+@record
 class CheckContext:
     """The inputs of one check run: the host view (facts parsed once), the complete target, and the
     recommender as a function (the torch check names a build that fits; the checks never import
@@ -26,6 +27,7 @@ class CheckContext:
 
     host: HostView
     target: Optional[Target]
+    target_cuda: Optional[CudaVersion]  # the target's CUDA version, parsed (None: an image that does not say)
     first_fit: FirstFit
 
     @property
@@ -37,7 +39,7 @@ class CheckContext:
         return self.host.table
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """One concern, in the spirit of flutter doctor's validators: a name, the report group its
     findings appear under, the JSON ``subject`` they carry, and the function that judges it."""

@@ -14,9 +14,9 @@ from .context import CheckContext
 
 def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
     host, facts, table, target = ctx.host, ctx.facts, ctx.table, ctx.target
-    if target is None or not target.cuda or not facts.nvml_ok:  # an image may not say its CUDA
+    cuda = ctx.target_cuda
+    if target is None or cuda is None or not facts.nvml_ok:  # an image may not say its CUDA
         return []
-    cuda = CudaVersion.parse(target.cuda)
     support = host.support(cuda)
     full_row = table.min_driver_full(cuda)
     compat_row = table.minor_compat_floor(cuda.major)
@@ -121,7 +121,7 @@ def _gpu_class(host: HostView, gpu: GpuFacts) -> Optional[str]:
 
 def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     """cuda-compat: a newer CUDA on an older driver branch, for data-center GPUs only."""
-    host, facts, table, target = ctx.host, ctx.facts, ctx.table, ctx.target
+    host, facts, table = ctx.host, ctx.facts, ctx.table
     forward = table.forward_compat
     if forward is None or not facts.nvml_ok:
         return []
@@ -156,11 +156,8 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
                 source=source,
             )
         )
-    if target is None or not gpus or active is not None:
-        return findings
-    try:
-        cuda = CudaVersion.parse(target.cuda)
-    except VersionError:
+    cuda = ctx.target_cuda
+    if cuda is None or not gpus or active is not None:
         return findings
     if host.support(cuda).tier != "too-old":
         return findings

@@ -160,13 +160,9 @@ def _not_built(
     if fitting:
         hints.append(f"Use a variant of PyTorch {release.version} built for {cc.sm}: {', '.join(fitting)}.")
     else:
-        others = [
-            r.version
-            for r in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
-            if any(v.coverage(cc) == "sass" for v in r.variants)
-        ]
-        if others:
-            hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {others[0]} is the newest that does.")
+        newest = table.newest_release_with_sass_for(cc)
+        if newest is not None:
+            hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {newest.version} is the newest that does.")
         else:
             hints.append(f"No PyTorch release in the table ships code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
     keep = host.visible_devices_excluding(blocked)
@@ -381,21 +377,25 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
     host, table = ctx.host, ctx.table
     if not table.features:
         return []
+    sources = "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features))
+    summaries: dict[ComputeCapability, tuple[int, str]] = {}  # identical GPUs share one summary
     findings = []
     for gpu in host.gpus_in_scope:
         cc = host.cc(gpu)
         if cc is None:
             continue
-        has = [f"{f.name} (>= {f.min_cc})" for f in table.features if cc >= f.min_cc]
-        lacks = [f"{f.name} (needs >= {f.min_cc})" for f in table.features if cc < f.min_cc]
-        detail = ("Has: " + ", ".join(has) + ". " if has else "") + ("Lacks: " + ", ".join(lacks) + "." if lacks else "")
-        sources = "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features))
+        if cc not in summaries:
+            has = [f"{f.name} (>= {f.min_cc})" for f in table.features if cc >= f.min_cc]
+            lacks = [f"{f.name} (needs >= {f.min_cc})" for f in table.features if cc < f.min_cc]
+            detail = ("Has: " + ", ".join(has) + ". " if has else "") + ("Lacks: " + ", ".join(lacks) + "." if lacks else "")
+            summaries[cc] = (len(has), detail.strip())
+        count, detail = summaries[cc]
         findings.append(
             Finding(
                 code="gpu-capabilities",
                 severity=INFO,
-                title=f"{gpu_label(gpu)}, compute capability {cc}: {len(has)} of {len(table.features)} listed features",
-                detail=detail.strip(),
+                title=f"{gpu_label(gpu)}, compute capability {cc}: {count} of {len(table.features)} listed features",
+                detail=detail,
                 source=sources,
                 gpu_index=gpu.index,
             )

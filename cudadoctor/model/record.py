@@ -1,0 +1,182 @@
+"""Frozen value classes, declared like frozen dataclasses but cheap to create at import.
+
+``@record`` reads a class's annotated fields and defaults and gives it what a frozen dataclass
+has: an ``__init__`` taking the fields (positionally or by name), ``__eq__`` and ``__hash__``
+over the field values, a ``__repr__``, optional ordering, ``__post_init__``, and no assignment
+after construction. ``fields``, ``replace`` and ``is_record`` stand in for the ``dataclasses``
+functions of the same names.
+
+Why not ``dataclasses``: on the Python versions cudadoctor supports, ``@dataclass`` compiles
+six generated methods with ``exec`` for every class, about 0.5-1 ms each; the ~40 classes on the
+path of ``cudadoctor check`` made that the largest single start-up cost (docs/performance.md).
+Here the methods are shared functions, and a class costs a few microseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, TypeVar
+
+T = TypeVar("T")
+
+_MISSING: Any = object()
+
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a record (records are immutable)."""
+
+
+class Field:
+    """One field: its name, annotation (as written) and default."""
+
+    __slots__ = ("name", "type", "default", "default_factory", "repr")
+
+    def __init__(self, default: Any = _MISSING, default_factory: Any = _MISSING, repr: bool = True):
+        self.name = ""
+        self.type: Any = None
+        self.default = default
+        self.default_factory = default_factory
+        self.repr = repr
+
+    @property
+    def required(self) -> bool:
+        return self.default is _MISSING and self.default_factory is _MISSING
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r})"
+
+
+def field(*, default: Any = _MISSING, default_factory: Optional[Callable[[], Any]] = None, repr: bool = True) -> Any:
+    """A field with a default factory or without a repr, as ``dataclasses.field``."""
+    return Field(default=default, default_factory=default_factory if default_factory is not None else _MISSING, repr=repr)
+
+
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    names = cls.__record_names__
+    if len(args) > len(names):
+        raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} were given")
+    setter = object.__setattr__
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+        setter(self, name, value)
+    for spec in cls.__record_fields__[len(args):]:
+        name = spec.name
+        if name in kwargs:
+            setter(self, name, kwargs.pop(name))
+        elif spec.default is not _MISSING:
+            setter(self, name, spec.default)
+        elif spec.default_factory is not _MISSING:
+            setter(self, name, spec.default_factory())
+        else:
+            raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
+    if kwargs:  # every known name was taken out above
+        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    post_init = getattr(self, "__post_init__", None)
+    if post_init is not None:
+        post_init()
+
+
+def _values(self: Any) -> tuple[Any, ...]:
+    get = self.__dict__.__getitem__
+    return tuple(get(name) for name in self.__record_names__)
+
+
+def _eq(self: Any, other: object) -> Any:
+    if type(other) is not type(self):
+        return NotImplemented
+    return _values(self) == _values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash((type(self).__qualname__,) + _values(self))
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{f.name}={self.__dict__[f.name]!r}" for f in self.__record_fields__ if f.repr)
+    return f"{type(self).__qualname__}({shown})"
+
+
+def _setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}: {type(self).__name__} is immutable")
+
+
+def _delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}: {type(self).__name__} is immutable")
+
+
+def _order(op: Callable[[tuple[Any, ...], tuple[Any, ...]], bool]) -> Callable[[Any, object], Any]:
+    def compare(self: Any, other: object) -> Any:
+        if type(other) is not type(self):
+            return NotImplemented
+        return op(_values(self), _values(other))
+
+    return compare
+
+
+def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) -> Any:
+    """Make ``cls`` a frozen value class (see the module docstring). ``eq=False`` keeps the
+    class's own (or inherited) equality and hashing; ``order=True`` orders by the field values."""
+
+    def make(klass: type) -> type:
+        specs: list[Field] = []
+        annotations = klass.__dict__.get("__annotations__", {})
+        for base in reversed(klass.__mro__[1:]):  # fields of record bases come first
+            specs.extend(getattr(base, "__record_fields__", ()))
+        seen = {spec.name for spec in specs}
+        for name, annotation in annotations.items():
+            if name in seen or str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+                continue
+            value = klass.__dict__.get(name, _MISSING)
+            spec = value if isinstance(value, Field) else Field(default=value)
+            spec.name, spec.type = name, annotation
+            if isinstance(value, Field):
+                if spec.default is _MISSING:
+                    delattr(klass, name)  # the instance holds the value; no class attribute shadows it
+                else:
+                    setattr(klass, name, spec.default)
+            specs.append(spec)
+        required_after_default = False
+        for spec in specs:
+            if not spec.required:
+                required_after_default = True
+            elif required_after_default:
+                raise TypeError(f"{klass.__name__}: required field {spec.name!r} follows a field with a default")
+        klass.__record_fields__ = tuple(specs)  # type: ignore[attr-defined]
+        klass.__record_names__ = tuple(spec.name for spec in specs)  # type: ignore[attr-defined]
+        klass.__init__ = _init  # type: ignore[misc]
+        klass.__repr__ = _repr  # type: ignore[assignment]
+        klass.__setattr__ = _setattr  # type: ignore[assignment]
+        klass.__delattr__ = _delattr  # type: ignore[assignment]
+        if eq:
+            klass.__eq__ = _eq  # type: ignore[assignment]
+            klass.__hash__ = _hash  # type: ignore[assignment]
+        if order:
+            klass.__lt__ = _order(lambda a, b: a < b)  # type: ignore[assignment]
+            klass.__le__ = _order(lambda a, b: a <= b)  # type: ignore[assignment]
+            klass.__gt__ = _order(lambda a, b: a > b)  # type: ignore[assignment]
+            klass.__ge__ = _order(lambda a, b: a >= b)  # type: ignore[assignment]
+        return klass
+
+    return make if cls is None else make(cls)
+
+
+def is_record(value: Any) -> bool:
+    """A record instance (not the class)."""
+    return not isinstance(value, type) and hasattr(type(value), "__record_fields__")
+
+
+def fields(value: Any) -> tuple[Field, ...]:
+    """The fields of a record class or instance, in declaration order."""
+    cls = value if isinstance(value, type) else type(value)
+    return cls.__record_fields__  # type: ignore[no-any-return]
+
+
+def replace(value: T, **changes: Any) -> T:
+    """A copy of a record with some fields changed, as ``dataclasses.replace``."""
+    current = {name: value.__dict__[name] for name in type(value).__record_names__}  # type: ignore[attr-defined]
+    unknown = [name for name in changes if name not in current]
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field {unknown[0]!r}")
+    current.update(changes)
+    return type(value)(**current)

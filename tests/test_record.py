@@ -1,0 +1,97 @@
+"""model/record.py: frozen value classes behave as frozen dataclasses do where cudadoctor relies on it."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from cudadoctor.model.facts import GpuFacts, HostFacts, SystemFacts
+from cudadoctor.model.record import FrozenInstanceError, field, fields, is_record, record, replace
+from cudadoctor.model.versions import ComputeCapability, CudaVersion
+
+
+@record
+class Point:
+    """A value with a required field, defaults and a factory."""
+
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = ()
+    seen: list[int] = field(default_factory=list, repr=False)
+
+
+def test_construction_positional_keyword_and_defaults():
+    assert Point(1) == Point(x=1, y=0)
+    assert Point(1, 2).y == 2 and Point(1, y=3).y == 3
+    assert Point(1).seen == [] and Point(1).seen is not Point(1).seen  # a fresh factory value each time
+    assert repr(Point(1, 2)) == "Point(x=1, y=2, tags=())"
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: Point(), "missing required argument 'x'"),
+        (lambda: Point(1, 2, (), [], 5), "takes 4 arguments"),
+        (lambda: Point(1, x=2), "multiple values for argument 'x'"),
+        (lambda: Point(1, z=2), "unexpected keyword argument 'z'"),
+    ],
+)
+def test_bad_construction_is_a_type_error(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_immutable_hashable_and_equal_by_value():
+    point = Point(1, 2)
+    with pytest.raises(FrozenInstanceError):
+        point.x = 5  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del point.y
+    assert Point(1) != Point(2) and Point(1) != (1, 0, (), [])
+    pair = CudaVersion((12, 4))
+    assert hash(GpuFacts(index=0, name="A100")) == hash(GpuFacts(index=0, name="A100"))
+    assert {GpuFacts(index=0, name="A100"): "here"}[GpuFacts(index=0, name="A100")] == "here"
+    assert {pair: 1}[CudaVersion.parse("12.4")] == 1
+
+
+def test_replace_and_fields():
+    point = Point(1, 2)
+    moved = replace(point, y=5)
+    assert (moved.x, moved.y, point.y) == (1, 5, 2)
+    with pytest.raises(TypeError, match="no field 'z'"):
+        replace(point, z=1)
+    assert [f.name for f in fields(Point)] == ["x", "y", "tags", "seen"]
+    assert [f.required for f in fields(point)] == [True, False, False, False]
+    assert is_record(point) and not is_record(Point) and not is_record((1, 2))
+
+
+def test_a_required_field_after_a_default_is_refused():
+    with pytest.raises(TypeError, match="required field 'b' follows"):
+
+        @record
+        class Bad:
+            a: int = 0
+            b: int
+
+
+def test_order_and_custom_equality():
+    assert ComputeCapability(8, 6) > ComputeCapability(8, 0) > ComputeCapability(7, 5)
+    assert sorted([ComputeCapability(9, 0), ComputeCapability(7, 0)]) == [ComputeCapability(7, 0), ComputeCapability(9, 0)]
+    # CudaVersion keeps its own equality: trailing zeros do not matter
+    assert CudaVersion.parse("12.0") == CudaVersion.parse("12") and hash(CudaVersion.parse("12.0")) == hash(CudaVersion.parse("12"))
+
+
+def test_post_init_validates():
+    from cudadoctor.model.findings import Finding
+
+    with pytest.raises(ValueError, match="unknown severity"):
+        Finding(code="x", severity="fatal", title="t")
+
+
+def test_nested_facts_keep_their_defaults():
+    host = HostFacts(gpus=(GpuFacts(index=0, name="A100"),), system=SystemFacts())
+    assert host.system is not None and host.system.kernel_module.loaded is None
+    assert replace(host, hostname="n1").gpus == host.gpus
+    optional: Optional[int] = None
+    assert GpuFacts(index=0).memory_total_bytes is optional
