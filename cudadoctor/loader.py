@@ -12,7 +12,6 @@ import json
 import os
 from typing import Mapping, Optional
 
-from .compat.families import FamiliesError, parse_families
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
 from .model.snapshot import SnapshotError, decode_snapshot
@@ -84,6 +83,8 @@ def load_table(path: Optional[str] = None) -> CompatTable:
 
 def load_families(path: str, table: CompatTable) -> CompatTable:
     """The table with the families of a TOML file added after its own; raises FamiliesError."""
+    from .compat.families import FamiliesError, parse_families  # only when a families file is given
+
     return parse_families(read_user_file(path, "families file", FamiliesError), table, path)
 
 

@@ -7,29 +7,41 @@ click lives here only; heavy imports (rich, docker, torch) happen inside the com
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Optional, Sequence
 
 import click
 
 from .. import __version__
-from .check_cmd import check
 from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
-from .probe_cmd import probe
-from .recommend_cmd import recommend
-from .table_cmd import table
+
+# command name -> (module in this package, the click command in it). A run imports only the
+# module of the command it runs (click's documented pattern for lazily loaded subcommands).
+COMMANDS = {
+    "check": ("check_cmd", "check"),
+    "probe": ("probe_cmd", "probe"),
+    "recommend": ("recommend_cmd", "recommend"),
+    "table": ("table_cmd", "table"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="cudadoctor")
 def cli() -> None:
     """Will a CUDA PyTorch workload run on this host, and which image or wheel fits it?"""
-
-
-cli.add_command(probe)
-cli.add_command(check)
-cli.add_command(recommend)
-cli.add_command(table)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

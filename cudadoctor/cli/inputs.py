@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "CompatTable":
     """The table (--table / $CUDADOCTOR_TABLE / shipped), plus the families of --families / $CUDADOCTOR_FAMILIES."""
-    from ..compat.families import FamiliesError
     from ..compat.table import TableError
     from ..loader import families_path, load_families, load_table
 
@@ -28,6 +27,8 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "
         raise InputError(str(exc)) from None
     families = families_path(families)
     if families:
+        from ..compat.families import FamiliesError
+
         try:
             table = load_families(families, table)
         except FamiliesError as exc:
@@ -48,18 +49,20 @@ def gather_facts(
     table: "CompatTable", snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False
 ) -> "HostFacts":
     """The snapshot's facts, or this host's; then the what-if values (validated before probing)."""
-    from ..host.whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
-    from ..loader import load_snapshot
-    from ..model.snapshot import SnapshotError
+    if driver or gpus:
+        from ..host.whatif import WhatIfError, parse_driver, parse_gpu
 
-    try:
-        if driver:
-            parse_driver(driver, table)
-        for i, spec in enumerate(gpus):
-            parse_gpu(spec, i, table)
-    except WhatIfError as exc:
-        raise InputError(str(exc)) from None
+        try:
+            if driver:
+                parse_driver(driver, table)
+            for i, spec in enumerate(gpus):
+                parse_gpu(spec, i, table)
+        except WhatIfError as exc:
+            raise InputError(str(exc)) from None
     if snapshot:
+        from ..loader import load_snapshot
+        from ..model.snapshot import SnapshotError
+
         try:
             facts = load_snapshot(snapshot)
         except SnapshotError as exc:
@@ -68,6 +71,10 @@ def gather_facts(
         from ..probe.host import probe_host
 
         facts = probe_host(torch_runtime=torch_runtime)
+    if not (driver or gpus):
+        return facts
+    from ..host.whatif import apply_what_if
+
     return apply_what_if(facts, table, driver, gpus)
 
 

@@ -9,7 +9,6 @@ the bad entry when it breaks) live in :mod:`cudadoctor.compat.validate`; reading
 from __future__ import annotations
 
 import re
-import string
 from functools import cached_property
 from typing import Any, Optional
 
@@ -192,6 +191,8 @@ class ImageFamily:
     @cached_property
     def _tag_pattern(self) -> "re.Pattern[str]":
         pattern = ""
+        import string  # only when a tag is read back (check --image)
+
         for literal, field_name, _, _ in string.Formatter().parse(self.tag_template):
             pattern += re.escape(literal)
             if field_name:
@@ -483,8 +484,7 @@ def _resolve_tag_values(
 
 def normalise_gpu_name(name: str) -> str:
     """Case, vendor prefixes and punctuation do not distinguish products."""
-    text = name.strip().lower().replace("_", " ").replace("-", " ")
-    text = re.sub(r"\s+", " ", text)
+    text = " ".join(name.lower().replace("_", " ").replace("-", " ").split())
     for prefix in ("nvidia ", "tesla ", "geforce ", "quadro "):
         if text.startswith(prefix):
             text = text[len(prefix):]

@@ -14,6 +14,7 @@ Here the methods are shared functions, and a class costs a few microseconds.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Callable, Optional, TypeVar
 
 T = TypeVar("T")
@@ -52,22 +53,23 @@ def field(*, default: Any = _MISSING, default_factory: Optional[Callable[[], Any
 
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     cls = type(self)
-    names = cls.__record_names__
-    if len(args) > len(names):
-        raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} were given")
-    setter = object.__setattr__
-    for name, value in zip(names, args):
+    if args:
+        names = cls.__record_names__
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} were given")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+            kwargs[name] = value
+    # Written straight into the instance dict: the class's __setattr__ refuses assignment.
+    values = self.__dict__
+    for name, default, factory in cls.__record_plan__:
         if name in kwargs:
-            raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
-        setter(self, name, value)
-    for spec in cls.__record_fields__[len(args):]:
-        name = spec.name
-        if name in kwargs:
-            setter(self, name, kwargs.pop(name))
-        elif spec.default is not _MISSING:
-            setter(self, name, spec.default)
-        elif spec.default_factory is not _MISSING:
-            setter(self, name, spec.default_factory())
+            values[name] = kwargs.pop(name)
+        elif default is not _MISSING:
+            values[name] = default
+        elif factory is not _MISSING:
+            values[name] = factory()
         else:
             raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
     if kwargs:  # every known name was taken out above
@@ -77,19 +79,15 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         post_init()
 
 
-def _values(self: Any) -> tuple[Any, ...]:
-    get = self.__dict__.__getitem__
-    return tuple(get(name) for name in self.__record_names__)
-
-
 def _eq(self: Any, other: object) -> Any:
     if type(other) is not type(self):
         return NotImplemented
-    return _values(self) == _values(other)
+    values = self.__record_values__
+    return values(self) == values(other)
 
 
 def _hash(self: Any) -> int:
-    return hash((type(self).__qualname__,) + _values(self))
+    return hash((type(self).__qualname__, self.__record_values__(self)))
 
 
 def _repr(self: Any) -> str:
@@ -109,7 +107,8 @@ def _order(op: Callable[[tuple[Any, ...], tuple[Any, ...]], bool]) -> Callable[[
     def compare(self: Any, other: object) -> Any:
         if type(other) is not type(self):
             return NotImplemented
-        return op(_values(self), _values(other))
+        values = self.__record_values__
+        return op(values(self), values(other))
 
     return compare
 
@@ -143,7 +142,12 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
             elif required_after_default:
                 raise TypeError(f"{klass.__name__}: required field {spec.name!r} follows a field with a default")
         klass.__record_fields__ = tuple(specs)  # type: ignore[attr-defined]
-        klass.__record_names__ = tuple(spec.name for spec in specs)  # type: ignore[attr-defined]
+        names = tuple(spec.name for spec in specs)
+        klass.__record_names__ = names  # type: ignore[attr-defined]
+        klass.__record_plan__ = tuple((s.name, s.default, s.default_factory) for s in specs)  # type: ignore[attr-defined]
+        # The field values as one tuple, read in C (equality, hashing and ordering use it).
+        getter = attrgetter(*names) if len(names) > 1 else (lambda obj, _get=attrgetter(*names): (_get(obj),)) if names else (lambda obj: ())
+        klass.__record_values__ = staticmethod(getter)  # type: ignore[attr-defined]
         klass.__init__ = _init  # type: ignore[misc]
         klass.__repr__ = _repr  # type: ignore[assignment]
         klass.__setattr__ = _setattr  # type: ignore[assignment]

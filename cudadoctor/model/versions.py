@@ -155,12 +155,34 @@ class CudaVersion(_Dotted):
         return ".".join(str(n) for n in self.numbers)
 
 
-@record(order=True)
+@record(eq=False)
 class ComputeCapability:
     """A compute capability such as 8.6 (sm_86)."""
 
     major: int
     minor: int
+
+    # Written out rather than generated: the table's validation compares and hashes these
+    # tens of thousands of times.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ComputeCapability:
+            return NotImplemented
+        return self.major == other.major and self.minor == other.minor  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor))
+
+    def __lt__(self, other: "ComputeCapability") -> bool:
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __le__(self, other: "ComputeCapability") -> bool:
+        return (self.major, self.minor) <= (other.major, other.minor)
+
+    def __gt__(self, other: "ComputeCapability") -> bool:
+        return (self.major, self.minor) > (other.major, other.minor)
+
+    def __ge__(self, other: "ComputeCapability") -> bool:
+        return (self.major, self.minor) >= (other.major, other.minor)
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":
