@@ -44,3 +44,11 @@ def test_a_check_that_raises_is_reported_and_the_others_still_run():
     healthy = check(facts, TABLE, resolve_request(TABLE))
     # every finding of the healthy run is still there, in the same order, around the crash
     assert [f for f in result.findings if f.code != "internal-error"] == list(healthy.findings)
+
+
+def test_the_json_vocabularies_of_subject_and_group_are_documented():
+    from helpers import REPO_ROOT
+
+    rows = {line.split("|")[1].strip(): line for line in (REPO_ROOT / "docs" / "findings.md").read_text().splitlines() if line.startswith("| `findings[]")}
+    assert all(f"`{key}`" in rows["`findings[].group`"] for key, _ in GROUPS)
+    assert all(f"`{c.subject}`" in rows["`findings[].subject`"] for c in CHECKS)

@@ -17,9 +17,10 @@ from .request import Request
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
 
-# pytorch/pytorch tags: 2.5.1-cuda12.4-cudnn9-runtime
-_PYTORCH_TAG_RE = re.compile(r"^v?(?P<torch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+\.\d+)")
-_CUDA_IN_TAG_RE = re.compile(r"(?:^|[-_])(?:cuda(?P<dotted>\d+\.\d+)|cu(?P<packed>\d{3}))(?:[-_.]|$)")
+# pytorch/pytorch tags: 2.5.1-cuda12.4-cudnn9-runtime. Kept as text: re compiles (and caches) them
+# on first use, which only `check --image` reaches.
+_PYTORCH_TAG = r"^v?(?P<torch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+\.\d+)"
+_CUDA_IN_TAG = r"(?:^|[-_])(?:cuda(?P<dotted>\d+\.\d+)|cu(?P<packed>\d{3}))(?:[-_.]|$)"
 
 
 @record
@@ -113,14 +114,14 @@ def what_image_holds(table: CompatTable, ref: ImageRef, image: ImageFacts) -> Im
     torch_text = image.env_value("PYTORCH_VERSION")
     cuda = _cuda_major_minor(image.env_value("CUDA_VERSION")) or _cuda_major_minor(image.env_value("NV_CUDA_CUDART_VERSION"))
     facts_from = "image-env" if (torch_text or cuda) else None
-    tag_match = _PYTORCH_TAG_RE.match(ref.tag or "")
+    tag_match = re.match(_PYTORCH_TAG, ref.tag or "")
     if not torch_text and tag_match:
         torch_text = tag_match.group("torch")
         facts_from = facts_from or "image-tag"
     if cuda is None and ref.tag:
         found = tag_match.group("cuda") if tag_match else None
         if not found:
-            other = _CUDA_IN_TAG_RE.search(ref.tag)
+            other = re.search(_CUDA_IN_TAG, ref.tag)
             if other:
                 found = other.group("dotted") or (other.group("packed")[:-1] + "." + other.group("packed")[-1])
         cuda = _cuda_major_minor(found)
