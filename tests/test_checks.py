@@ -52,3 +52,18 @@ def test_the_json_vocabularies_of_subject_and_group_are_documented():
     rows = {line.split("|")[1].strip(): line for line in (REPO_ROOT / "docs" / "findings.md").read_text().splitlines() if line.startswith("| `findings[]")}
     assert all(f"`{key}`" in rows["`findings[].group`"] for key, _ in GROUPS)
     assert all(f"`{c.subject}`" in rows["`findings[].subject`"] for c in CHECKS)
+
+
+def test_values_a_user_typed_are_reported_before_a_missing_file():
+    from helpers import invoke
+
+    cases = [
+        (["--image", "BAD REF", "--table", "/nonexistent"], "--image:"),
+        (["--min-memory", "lots", "--table", "/nonexistent"], "--min-memory:"),
+        (["--require", "cuda>>1", "--table", "/nonexistent"], "--require 'cuda>>1'"),
+        (["--require", "", "--families", "/nonexistent.toml"], "--require '': no condition"),
+        (["--image", "x:1", "--variant", "cu128", "--table", "/nonexistent"], "give --image or --variant"),
+    ]
+    for args, message in cases:
+        run = invoke("check", "--snapshot", host("h100-550"), *args)
+        assert run.exit_code == 2 and message in run.stderr, (args, run.stderr)

@@ -95,3 +95,52 @@ def test_nested_facts_keep_their_defaults():
     assert replace(host, hostname="n1").gpus == host.gpus
     optional: Optional[int] = None
     assert GpuFacts(index=0).memory_total_bytes is optional
+
+
+def test_inheritance_keeps_each_field_once_and_a_redeclared_default_wins():
+    @record
+    class Base:
+        x: int
+        y: int = 1
+
+    @record
+    class Middle(Base):
+        z: int = 2
+
+    class Plain(Middle):  # not itself a record: its record bases still count once
+        pass
+
+    @record
+    class Leaf(Plain):
+        y: int = 99
+        w: int = 3
+
+    assert [f.name for f in fields(Leaf)] == ["x", "y", "z", "w"]
+    assert Leaf(0) == Leaf(x=0, y=99, z=2, w=3)
+    assert Middle(1, 2, 3).z == 3
+
+
+def test_a_mutable_default_is_refused_and_own_methods_are_kept():
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class Bad:
+            xs: list = []  # noqa: RUF012
+
+    @record
+    class Own:
+        v: int
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __repr__(self) -> str:
+            return "mine"
+
+    assert Own(1) == Own(2) and repr(Own(1)) == "mine"
+    assert Own.__match_args__ == ("v",)
+
+
+def test_compute_capabilities_do_not_order_against_other_types():
+    with pytest.raises(TypeError):
+        ComputeCapability(8, 0) < 3  # noqa: B015

@@ -8,7 +8,7 @@ import click
 
 from ..model.record import replace
 from .errors import InputError
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
 from .options import container_options, families_options, host_options, non_empty, table_options, target_options
 
 
@@ -29,17 +29,13 @@ def check(ctx: click.Context, **options: Any) -> None:
     from ..doctor import check as run_check
 
     image, pull, smoke = options["image"], options["pull"], options["smoke"]
+    # The values a user typed are checked before any file is read: a typo is reported first.
+    values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
     if (pull or smoke) and image is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(
-        table,
-        torch=options["torch_release"],
-        family=options["family"],
-        variant=options["variant"],
-        image=image,
-        requirements=options["requires"],
-        min_memory=options["min_memory"],
+        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
     )
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
     image_facts = None

@@ -12,7 +12,7 @@ from .errors import InputError
 
 if TYPE_CHECKING:
     from ..compat.table import CompatTable
-    from ..doctor.request import Request
+    from ..doctor.request import Request, UserValues
     from ..model.facts import HostFacts
 
 
@@ -34,6 +34,17 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "
         except FamiliesError as exc:
             raise InputError(str(exc)) from None
     return table
+
+
+def user_values_or_fail(
+    image: Optional[str], variant: Optional[str], requirements: Sequence[str], min_memory: Optional[str]
+) -> "UserValues":
+    from ..doctor.request import RequestError, parse_user_values
+
+    try:
+        return parse_user_values(image, variant, requirements, min_memory)
+    except RequestError as exc:
+        raise InputError(str(exc)) from None
 
 
 def request_or_fail(table: "CompatTable", **values: Any) -> "Request":

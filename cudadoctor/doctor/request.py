@@ -97,6 +97,29 @@ def parse_min_memory(text: Optional[str]) -> Optional[int]:
         raise RequestError(f"--min-memory: {exc}") from None
 
 
+@record
+class UserValues:
+    """The requested values that are checked without the table (so a typo in one is reported
+    before any file is read)."""
+
+    image: Optional["ImageRef"] = None
+    requirements: tuple[str, ...] = ()
+    min_memory_bytes: Optional[int] = None
+
+
+def parse_user_values(
+    image: Optional[str] = None,
+    variant: Optional[str] = None,
+    requirements: Sequence[str] = (),
+    min_memory: Optional[str] = None,
+) -> UserValues:
+    """--image, --require and --min-memory, each checked; raises RequestError."""
+    ref = parse_image(image) if image is not None else None
+    if ref is not None and variant:
+        raise RequestError("give --image or --variant, not both (the image decides the variant)")
+    return UserValues(image=ref, requirements=check_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory))
+
+
 def resolve_request(
     table: CompatTable,
     torch: Optional[str] = None,
@@ -105,13 +128,13 @@ def resolve_request(
     image: Optional[str] = None,
     requirements: Sequence[str] = (),
     min_memory: Optional[str] = None,
+    values: Optional[UserValues] = None,
 ) -> Request:
-    """Check every requested value and resolve it against the table; raises RequestError."""
-    ref = parse_image(image) if image is not None else None
-    if ref is not None and variant:
-        raise RequestError("give --image or --variant, not both (the image decides the variant)")
-    required = check_requirements(requirements)
-    min_memory_bytes = parse_min_memory(min_memory)
+    """Check every requested value and resolve it against the table; raises RequestError.
+    ``values`` are the already checked image, requirements and memory (parse_user_values)."""
+    if values is None:
+        values = parse_user_values(image, variant, requirements, min_memory)
+    ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
     release = resolve_release(table, torch)
     image_family = resolve_family(table, family)
     pinned = None

@@ -15,8 +15,11 @@ _MAX_ERROR_TEXT = 200
 def _stamped(f: Finding, check: Check) -> Finding:
     if f.group == check.group and f.subject:
         return f
-    # Built directly rather than with replace(): this runs for every finding of every check.
-    return Finding(f.code, f.severity, f.title, f.detail, f.hint, f.source, f.subject or check.subject, f.gpu_index, check.group)
+    # Built directly rather than with replace() (which looks the fields up): this runs for every finding.
+    return Finding(
+        code=f.code, severity=f.severity, title=f.title, detail=f.detail, hint=f.hint, source=f.source,
+        subject=f.subject or check.subject, gpu_index=f.gpu_index, group=check.group,
+    )
 
 
 def crashed(check: Check, exc: BaseException) -> Finding:

@@ -45,6 +45,11 @@ def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
         return None
 
 
+def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
+    model = table.gpu_model(gpu.name) if gpu.name else None
+    return _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None), model
+
+
 def gpu_label(gpu: GpuFacts) -> str:
     return f"GPU {gpu.index} ({gpu.name or 'unknown model'})"
 
@@ -60,12 +65,10 @@ class HostView:
     planned: bool  # the driver or a GPU was given with --driver/--gpu: this is a plan, not this host
     system: Optional[SystemFacts]  # the OS facts, when they describe the host being judged
     visibility: Visibility  # what CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER leave CUDA
-    _cc: dict[int, Optional[ComputeCapability]] = field(repr=False)  # by id() of the GpuFacts
-    _model: dict[int, Optional[GpuModel]] = field(repr=False)
-    # Answers worked out on first use, once per check run: driver support per CUDA minor, and how
-    # each GPU runs each variant (by id() of the table's variant; the table outlives the view).
-    _support: dict[CudaVersion, DriverSupport] = field(default_factory=dict, repr=False)
-    _runs: dict[tuple[int, ComputeCapability], str] = field(default_factory=dict, repr=False)
+    # Each GPU's compute capability and catalogue entry, by id() of its GpuFacts, beside the object
+    # itself: an id is only that object's while it lives, so a look-up checks it is the same one
+    # (a GPU from elsewhere, or from a copy of these facts, is looked up afresh).
+    _gpus: dict[int, tuple[GpuFacts, Optional[ComputeCapability], Optional[GpuModel]]] = field(repr=False)
 
     @classmethod
     def of(cls, facts: HostFacts, table: CompatTable) -> "HostView":
@@ -74,15 +77,13 @@ class HostView:
         nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
         driver_cuda = nvml_cuda or (table.cuda_supported_by_driver(driver) if driver else None)
         what_if_driver = facts.driver.source == "what-if"
-        models: dict[int, Optional[GpuModel]] = {}
-        ccs: dict[int, Optional[ComputeCapability]] = {}
-        seen: dict[tuple[Optional[str], Optional[str]], tuple[Optional[GpuModel], Optional[ComputeCapability]]] = {}
+        gpus: dict[int, tuple[GpuFacts, Optional[ComputeCapability], Optional[GpuModel]]] = {}
+        seen: dict[tuple[Optional[str], Optional[str]], tuple[Optional[ComputeCapability], Optional[GpuModel]]] = {}
         for gpu in facts.gpus:
             key = (gpu.name, gpu.compute_capability)  # eight identical GPUs are looked up once
             if key not in seen:
-                model = table.gpu_model(gpu.name) if gpu.name else None
-                seen[key] = (model, _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None))
-            models[id(gpu)], ccs[id(gpu)] = seen[key]
+                seen[key] = _cc_and_model(table, gpu)
+            gpus[id(gpu)] = (gpu,) + seen[key]
         return cls(
             facts=facts,
             table=table,
@@ -93,8 +94,7 @@ class HostView:
             planned=what_if_driver or any(gpu.source == "what-if" for gpu in facts.gpus),
             system=None if what_if_driver else facts.system,
             visibility=visibility_of(facts),
-            _cc=ccs,
-            _model=models,
+            _gpus=gpus,
         )
 
     # --- GPUs --------------------------------------------------------------------------------
@@ -110,11 +110,20 @@ class HostView:
 
     def cc(self, gpu: GpuFacts) -> Optional[ComputeCapability]:
         """The GPU's compute capability: NVML's answer, else the catalogue's for its name."""
-        return self._cc.get(id(gpu))
+        known = self._gpus.get(id(gpu))
+        return known[1] if known is not None and known[0] is gpu else _cc_and_model(self.table, gpu)[0]
 
     def model(self, gpu: GpuFacts) -> Optional[GpuModel]:
         """The catalogue's entry for the GPU's name, when it knows it."""
-        return self._model.get(id(gpu))
+        known = self._gpus.get(id(gpu))
+        return known[2] if known is not None and known[0] is gpu else _cc_and_model(self.table, gpu)[1]
+
+    def _memo(self, name: str) -> dict:  # type: ignore[type-arg]
+        """A per-view cache, kept outside the fields so that a replace()d view starts empty."""
+        memo = self.__dict__.get(name)
+        if memo is None:
+            memo = self.__dict__[name] = {}
+        return memo
 
     def visible_devices_excluding(self, excluded: Sequence[GpuFacts]) -> Optional[str]:
         """The CUDA_VISIBLE_DEVICES setting that keeps every GPU CUDA sees now except ``excluded``."""
@@ -125,9 +134,10 @@ class HostView:
     def support(self, cuda: CudaVersion) -> DriverSupport:
         """Full support, minor-version compatibility, too old, or unknown; computed once per CUDA minor."""
         key = cuda.major_minor
-        known = self._support.get(key)
+        memo = self._memo("_support")
+        known = memo.get(key)
         if known is None:
-            known = self._support[key] = self._support_for(key)
+            known = memo[key] = self._support_for(key)
         return known
 
     def _support_for(self, cuda: CudaVersion) -> DriverSupport:
@@ -154,11 +164,12 @@ class HostView:
         """How a GPU runs a build: "sass" (machine code), "ptx" (JIT), or why not: "toolkit" (the CUDA
         release cannot target it), "not-built" (no code for it), "ptx-minor-compat" (only PTX, which a
         driver under minor-version compatibility cannot JIT-compile)."""
-        key = (id(variant), cc)
-        known = self._runs.get(key)
-        if known is None:
-            known = self._runs[key] = self._runs_for(variant, cc)
-        return known
+        key = (id(variant), cc)  # checked to be the same variant object, as for the GPUs above
+        memo = self._memo("_runs")
+        known = memo.get(key)
+        if known is None or known[0] is not variant:
+            known = memo[key] = (variant, self._runs_for(variant, cc))
+        return known[1]  # type: ignore[no-any-return]
 
     def _runs_for(self, variant: WheelVariant, cc: ComputeCapability) -> str:
         toolkit = self.table.toolkit_architectures_for(variant.cuda)

@@ -118,23 +118,27 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
     class's own (or inherited) equality and hashing; ``order=True`` orders by the field values."""
 
     def make(klass: type) -> type:
-        specs: list[Field] = []
-        annotations = klass.__dict__.get("__annotations__", {})
-        for base in reversed(klass.__mro__[1:]):  # fields of record bases come first
-            specs.extend(getattr(base, "__record_fields__", ()))
-        seen = {spec.name for spec in specs}
-        for name, annotation in annotations.items():
-            if name in seen or str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+        # Fields by name, in order: those of record bases first (each base's own, nearest last),
+        # then this class's; a field declared again keeps its place and takes the new declaration.
+        by_name: dict[str, Field] = {}
+        for base in reversed(klass.__mro__[1:]):
+            for spec in base.__dict__.get("__record_fields__", ()):
+                by_name[spec.name] = spec
+        for name, annotation in klass.__dict__.get("__annotations__", {}).items():
+            if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
                 continue
             value = klass.__dict__.get(name, _MISSING)
-            spec = value if isinstance(value, Field) else Field(default=value)
+            if isinstance(value, (list, dict, set)):
+                raise ValueError(f"{klass.__name__}.{name}: a mutable default is shared by every instance; use field(default_factory=...)")
+            spec = Field(value.default, value.default_factory, value.repr) if isinstance(value, Field) else Field(default=value)
             spec.name, spec.type = name, annotation
             if isinstance(value, Field):
                 if spec.default is _MISSING:
                     delattr(klass, name)  # the instance holds the value; no class attribute shadows it
                 else:
                     setattr(klass, name, spec.default)
-            specs.append(spec)
+            by_name[name] = spec
+        specs = list(by_name.values())
         required_after_default = False
         for spec in specs:
             if not spec.required:
@@ -148,18 +152,27 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
         # The field values as one tuple, read in C (equality, hashing and ordering use it).
         getter = attrgetter(*names) if len(names) > 1 else (lambda obj, _get=attrgetter(*names): (_get(obj),)) if names else (lambda obj: ())
         klass.__record_values__ = staticmethod(getter)  # type: ignore[attr-defined]
-        klass.__init__ = _init  # type: ignore[misc]
-        klass.__repr__ = _repr  # type: ignore[assignment]
+        own = klass.__dict__
+        # As dataclasses do: a method the class body writes itself is kept.
+        explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+        methods: dict[str, Any] = {"__init__": _init, "__repr__": _repr}
+        if eq:
+            methods["__eq__"] = _eq
+        if order:
+            methods.update(
+                __lt__=_order(lambda a, b: a < b),
+                __le__=_order(lambda a, b: a <= b),
+                __gt__=_order(lambda a, b: a > b),
+                __ge__=_order(lambda a, b: a >= b),
+            )
+        for method_name, method in methods.items():
+            if method_name not in own:
+                setattr(klass, method_name, method)
+        if eq and not explicit_hash:
+            klass.__hash__ = _hash  # type: ignore[assignment]
         klass.__setattr__ = _setattr  # type: ignore[assignment]
         klass.__delattr__ = _delattr  # type: ignore[assignment]
-        if eq:
-            klass.__eq__ = _eq  # type: ignore[assignment]
-            klass.__hash__ = _hash  # type: ignore[assignment]
-        if order:
-            klass.__lt__ = _order(lambda a, b: a < b)  # type: ignore[assignment]
-            klass.__le__ = _order(lambda a, b: a <= b)  # type: ignore[assignment]
-            klass.__gt__ = _order(lambda a, b: a > b)  # type: ignore[assignment]
-            klass.__ge__ = _order(lambda a, b: a >= b)  # type: ignore[assignment]
+        klass.__match_args__ = names  # type: ignore[attr-defined]
         return klass
 
     return make if cls is None else make(cls)

@@ -172,17 +172,25 @@ class ComputeCapability:
     def __hash__(self) -> int:
         return hash((self.major, self.minor))
 
-    def __lt__(self, other: "ComputeCapability") -> bool:
-        return (self.major, self.minor) < (other.major, other.minor)
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not ComputeCapability:
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)  # type: ignore[attr-defined]
 
-    def __le__(self, other: "ComputeCapability") -> bool:
-        return (self.major, self.minor) <= (other.major, other.minor)
+    def __le__(self, other: object) -> bool:
+        if type(other) is not ComputeCapability:
+            return NotImplemented
+        return (self.major, self.minor) <= (other.major, other.minor)  # type: ignore[attr-defined]
 
-    def __gt__(self, other: "ComputeCapability") -> bool:
-        return (self.major, self.minor) > (other.major, other.minor)
+    def __gt__(self, other: object) -> bool:
+        if type(other) is not ComputeCapability:
+            return NotImplemented
+        return (self.major, self.minor) > (other.major, other.minor)  # type: ignore[attr-defined]
 
-    def __ge__(self, other: "ComputeCapability") -> bool:
-        return (self.major, self.minor) >= (other.major, other.minor)
+    def __ge__(self, other: object) -> bool:
+        if type(other) is not ComputeCapability:
+            return NotImplemented
+        return (self.major, self.minor) >= (other.major, other.minor)  # type: ignore[attr-defined]
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":

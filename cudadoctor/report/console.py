@@ -11,6 +11,7 @@ import sys
 from typing import Optional, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 
 def make_console(file: Optional[TextIO] = None) -> Console:
@@ -22,3 +23,9 @@ def make_console(file: Optional[TextIO] = None) -> Console:
 
 def unicode_ok(console: Console) -> bool:
     return (console.encoding or "").lower().startswith("utf")
+
+
+def indented(text: str, style: str = "") -> Text:
+    """A line whose leading spaces stay unstyled (a dim or coloured line starts at its text)."""
+    body = text.lstrip(" ")
+    return Text.assemble(text[: len(text) - len(body)], (body, style))

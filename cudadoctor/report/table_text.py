@@ -11,10 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..compat.table import CompatTable
+from .console import indented
 
 
 def _table(title: str, *columns: str) -> Table:
-    grid = Table(title=Text(title) if title else None, title_justify="left", show_lines=False, pad_edge=False)
+    # Titles are plain strings: the console reads no markup, and rich styles a string title itself.
+    grid = Table(title=title or None, title_justify="left", show_lines=False, pad_edge=False)
     for column in columns:
         # Versions must never be cut: short columns keep their width, long text folds.
         grid.add_column(Text(column), overflow="fold", min_width=min(len(column), 11))
@@ -26,7 +28,7 @@ def _row(grid: Table, *cells: Any) -> None:
 
 
 def _print(console: Console, text: str, style: str = "") -> None:
-    console.print(Text(text, style=style))
+    console.print(indented(text, style))
 
 
 def render_overview(console: Console, table: CompatTable) -> None:

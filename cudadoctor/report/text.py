@@ -15,7 +15,7 @@ from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..recommend import Recommendation
 from ..rules import GROUPS
-from .console import make_console, unicode_ok
+from .console import indented, make_console, unicode_ok
 from .payload import pip_command
 
 __all__ = ["make_console", "render_check", "render_findings", "render_recommendation", "collapse_identical_gpus"]
@@ -92,7 +92,7 @@ def render_findings(console: Console, findings: Iterable[Finding], gpus: Sequenc
         for f in members:
             console.print(_line(("  ", ""), (marks[f.severity], _STYLE[f.severity]), (f" {f.title}  ", ""), (f.code, "dim")))
             if f.severity in (WARN, FAIL) and f.detail:
-                console.print(Text(f"      {f.detail}", style="dim"))
+                console.print(indented(f"      {f.detail}", "dim"))
             if f.severity in (WARN, FAIL, INFO) and f.hint:
                 console.print(_line(("      ", ""), (arrow, "cyan"), (f" {f.hint}", "")))
         console.print()
@@ -107,14 +107,14 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
         if cmd:
             console.print(Text(f"  wheel: {cmd}"))
         if rec.support == "minor-compat":
-            console.print(Text("  runs under CUDA minor-version compatibility: see driver-minor-compat", style="yellow"))
+            console.print(indented("  runs under CUDA minor-version compatibility: see driver-minor-compat", "yellow"))
     else:
         console.print(_line(("No recommendation", "bold"), (f" for PyTorch {rec.torch}: {rec.why}.", "")))
         for fix in rec.fixes:
             console.print(Text(f"  {arrow} {fix}"))
     if show_rejected:
         for rejection in rec.rejected:
-            console.print(Text(f"  {rejection.variant}: {rejection.reason}", style="dim"))
+            console.print(indented(f"  {rejection.variant}: {rejection.reason}", "dim"))
 
 
 def render_check(console: Console, result: CheckResult) -> None:

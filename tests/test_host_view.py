@@ -1,0 +1,40 @@
+"""The host view: facts parsed once, and answers that stay right for copies and other objects."""
+
+from __future__ import annotations
+
+import copy
+
+from helpers import host
+
+from cudadoctor.host.view import HostView
+from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.model.record import replace
+from cudadoctor.model.versions import ComputeCapability, CudaVersion, DriverVersion
+
+TABLE = load_table()
+
+
+def test_the_view_parses_the_facts_into_typed_values():
+    view = HostView.of(load_snapshot(host("v100-h100-550")), TABLE)
+    assert view.driver == DriverVersion.parse("550.54.15") and view.nvml_cuda == CudaVersion.parse("12.4")
+    assert [view.cc(g) for g in view.gpus_in_scope] == [ComputeCapability(7, 0), ComputeCapability(9, 0)]
+    assert view.support(CudaVersion.parse("12.4")).tier == "full"
+    assert view.support(CudaVersion.parse("12.8")).tier == "minor-compat"
+
+
+def test_answers_hold_for_an_equal_gpu_object_and_for_copies():
+    view = HostView.of(load_snapshot(host("h100-550")), TABLE)
+    gpu = view.gpus[0]
+    twin = replace(gpu)  # equal, but another object
+    assert twin is not gpu and view.cc(twin) == view.cc(gpu) == ComputeCapability(9, 0)
+    copied = copy.deepcopy(view)
+    assert copied.cc(copied.gpus[0]) == ComputeCapability(9, 0)
+    assert copied.model(copied.gpus[0]) is not None
+
+
+def test_a_replaced_view_does_not_keep_the_old_answers():
+    view = HostView.of(load_snapshot(host("h100-535")), TABLE)
+    cuda = CudaVersion.parse("12.9")
+    assert view.support(cuda).tier == "minor-compat"
+    upgraded = replace(view, driver=DriverVersion.parse("580.65.06"), driver_cuda=CudaVersion.parse("13.0"))
+    assert upgraded.support(cuda).tier == "full"
