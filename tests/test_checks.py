@@ -63,6 +63,9 @@ def test_values_a_user_typed_are_reported_before_a_missing_file():
         (["--require", "cuda>>1", "--table", "/nonexistent"], "--require 'cuda>>1'"),
         (["--require", "", "--families", "/nonexistent.toml"], "--require '': no condition"),
         (["--image", "x:1", "--variant", "cu128", "--table", "/nonexistent"], "give --image or --variant"),
+        (["--pull", "--require", "cuda>>1"], "--pull needs --image"),
+        (["--smoke", "--min-memory", "lots"], "--smoke needs --image"),
+        (["--image", "BAD REF", "--pull"], "--image:"),
     ]
     for args, message in cases:
         run = invoke("check", "--snapshot", host("h100-550"), *args)

@@ -30,9 +30,9 @@ def check(ctx: click.Context, **options: Any) -> None:
 
     image, pull, smoke = options["image"], options["pull"], options["smoke"]
     # The values a user typed are checked before any file is read: a typo is reported first.
-    values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
     if (pull or smoke) and image is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
+    values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
