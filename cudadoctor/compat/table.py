@@ -12,7 +12,7 @@ import re
 from functools import cached_property
 from typing import Any, Optional
 
-from ..model.record import record
+from ..model.record import field, record
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 
 TABLE_SCHEMA = 1
@@ -271,6 +271,9 @@ class CompatTable:
     forward_compat: Optional[ForwardCompat] = None
     features: tuple[Feature, ...] = ()
     raw: Any = None  # the parsed JSON, for `table --json`
+    # Every normalised GPU name -> its model, built by the validator (which normalises every name
+    # anyway to refuse duplicates); empty for a table built otherwise: then built on first use.
+    gpu_names: dict[str, GpuModel] = field(default_factory=dict, repr=False)
 
     # --- sources ---------------------------------------------------------------------------
 
@@ -359,6 +362,8 @@ class CompatTable:
 
     @cached_property
     def _gpu_names(self) -> dict[str, GpuModel]:
+        if self.gpu_names:
+            return self.gpu_names
         names: dict[str, GpuModel] = {}
         for model in self.gpus:
             for name in (model.name,) + model.aliases + model.unverified_aliases:

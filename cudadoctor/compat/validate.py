@@ -263,6 +263,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
 
     gpus = []
     seen_names: dict[str, str] = {}
+    gpu_names: dict[str, GpuModel] = {}  # every normalised name -> its model: the table's look-up index
     for i, entry in enumerate(_Reader.array(top.get("gpus"), "gpus")):
         where = f"gpus[{i}]"
         entry = r.obj(entry, where)
@@ -283,26 +284,27 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         if brand_class not in BRAND_CLASSES:
             raise TableError(f"{where}: brand_class {brand_class!r} is not one of {', '.join(BRAND_CLASSES)}")
         cc = known_cc(entry.get("cc"), where, "cc")
-        claimed: set[str] = set()  # the same entry may spell a name twice ("A100" and "NVIDIA A100")
+        claimed: dict[str, None] = {}  # the same entry may spell a name twice ("A100" and "NVIDIA A100")
         for alias in [name] + aliases + unverified:
             key = normalise_gpu_name(alias)
             if key in seen_names and key not in claimed:
                 raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
             seen_names[key] = name
-            claimed.add(key)
+            claimed[key] = None
         info = cc_rows[cc]
-        gpus.append(
-            GpuModel(
-                name=name,
-                aliases=tuple(aliases),
-                cc=cc,
-                architecture=entry.get("architecture") or info.architecture,
-                brand_class=brand_class,
-                source=r.source(entry, where),
-                unverified_aliases=tuple(unverified),
-                alias_sources=tuple(alias_sources),
-            )
+        model = GpuModel(
+            name=name,
+            aliases=tuple(aliases),
+            cc=cc,
+            architecture=entry.get("architecture") or info.architecture,
+            brand_class=brand_class,
+            source=r.source(entry, where),
+            unverified_aliases=tuple(unverified),
+            alias_sources=tuple(alias_sources),
         )
+        gpus.append(model)
+        for key in claimed:
+            gpu_names[key] = model
 
     driver_minors = {(row.version.major, row.version.minor) for row in cuda_releases}
     toolkit_by_minor = {(row.cuda.major, row.cuda.minor): row for row in toolkit}
@@ -485,6 +487,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         forward_compat=forward,
         features=tuple(features),
         raw=data,
+        gpu_names=gpu_names,
     )
 
 

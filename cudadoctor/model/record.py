@@ -61,19 +61,21 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
             if name in kwargs:
                 raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
             kwargs[name] = value
-    # Written straight into the instance dict: the class's __setattr__ refuses assignment.
+    given = kwargs.keys()
+    if not given <= cls.__record_name_set__:
+        unknown = next(name for name in kwargs if name not in cls.__record_name_set__)
+        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown!r}")
+    if not cls.__record_required__ <= given:
+        missing = next(name for name in cls.__record_names__ if name in cls.__record_required__ and name not in kwargs)
+        raise TypeError(f"{cls.__name__}() missing required argument {missing!r}")
+    # Set and dict operations do the work in C; the values go straight into the instance dict
+    # (the class's __setattr__ refuses assignment).
     values = self.__dict__
-    for name, default, factory in cls.__record_plan__:
-        if name in kwargs:
-            values[name] = kwargs.pop(name)
-        elif default is not _MISSING:
-            values[name] = default
-        elif factory is not _MISSING:
+    values.update(cls.__record_defaults__)
+    for name, factory in cls.__record_factories__:
+        if name not in kwargs:
             values[name] = factory()
-        else:
-            raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
-    if kwargs:  # every known name was taken out above
-        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    values.update(kwargs)
     post_init = getattr(self, "__post_init__", None)
     if post_init is not None:
         post_init()
@@ -148,7 +150,12 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
         klass.__record_fields__ = tuple(specs)  # type: ignore[attr-defined]
         names = tuple(spec.name for spec in specs)
         klass.__record_names__ = names  # type: ignore[attr-defined]
-        klass.__record_plan__ = tuple((s.name, s.default, s.default_factory) for s in specs)  # type: ignore[attr-defined]
+        klass.__record_name_set__ = frozenset(names)  # type: ignore[attr-defined]
+        klass.__record_required__ = frozenset(s.name for s in specs if s.required)  # type: ignore[attr-defined]
+        klass.__record_defaults__ = {s.name: s.default for s in specs if s.default is not _MISSING}  # type: ignore[attr-defined]
+        klass.__record_factories__ = tuple(  # type: ignore[attr-defined]
+            (s.name, s.default_factory) for s in specs if s.default_factory is not _MISSING
+        )
         # The field values as one tuple, read in C (equality, hashing and ordering use it).
         getter = attrgetter(*names) if len(names) > 1 else (lambda obj, _get=attrgetter(*names): (_get(obj),)) if names else (lambda obj: ())
         klass.__record_values__ = staticmethod(getter)  # type: ignore[attr-defined]
