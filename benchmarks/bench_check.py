@@ -120,6 +120,8 @@ def main() -> None:
         cases = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
             ("NVML floor (import pynvml; nvmlInit)", [sys.executable, "-c", "import pynvml; pynvml.nvmlInit()"]),
+            # What the design's two front ends cost before any cudadoctor code: click and NVML.
+            ("floor + click (import click, json)", [sys.executable, "-c", "import click, json, pynvml; pynvml.nvmlInit()"]),
             ("cudadoctor check --json (8 GPUs)", exe + ["check", "--json"]),
             ("cudadoctor check (text, 8 GPUs)", exe + ["check"]),
             ("cudadoctor recommend --image --format tag", exe + ["recommend", "--image", "--format", "tag"]),
