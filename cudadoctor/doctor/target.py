@@ -37,14 +37,14 @@ class ImageHolds:
 def release_target(request: Request, recommendation: Recommendation) -> Target:
     """The pinned variant, else the recommendation, else what a plain `pip install torch` gives."""
     release, family = request.release, request.family
+    recommended = release.variant(recommendation.variant or "") if recommendation.found else None
     if request.variant is not None:
         chosen, origin = request.variant, "--variant"
-    elif recommendation.found and release.variant(recommendation.variant or "") is not None:
-        chosen, origin = release.variant(recommendation.variant or ""), "recommendation"
+    elif recommended is not None:
+        chosen, origin = recommended, "recommendation"
     else:
         chosen = release.variant(release.default_variant or "") or release.variants[-1]
         origin = "default-wheel"
-    assert chosen is not None
     offered = chosen.name in family.variants_for(release)
     return Target(
         torch=release.version,

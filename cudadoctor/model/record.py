@@ -14,8 +14,17 @@ Here the methods are shared functions, and a class costs a few microseconds.
 
 from __future__ import annotations
 
+import sys
 from operator import attrgetter
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, overload
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10: only type checkers read it
+
+    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+        return lambda decorated: decorated
+
 
 T = TypeVar("T")
 
@@ -84,12 +93,12 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
 def _eq(self: Any, other: object) -> Any:
     if type(other) is not type(self):
         return NotImplemented
-    values = self.__record_values__
+    values = type(self).__record_values__  # type: ignore[attr-defined]
     return values(self) == values(other)
 
 
 def _hash(self: Any) -> int:
-    return hash((type(self).__qualname__, self.__record_values__(self)))
+    return hash((type(self).__qualname__, type(self).__record_values__(self)))
 
 
 def _repr(self: Any) -> str:
@@ -109,12 +118,22 @@ def _order(op: Callable[[tuple[Any, ...], tuple[Any, ...]], bool]) -> Callable[[
     def compare(self: Any, other: object) -> Any:
         if type(other) is not type(self):
             return NotImplemented
-        values = self.__record_values__
+        values = type(self).__record_values__  # type: ignore[attr-defined]
         return op(values(self), values(other))
 
     return compare
 
 
+@overload
+def record(cls: type[T]) -> type[T]: ...
+
+
+@overload
+def record(*, eq: bool = True, order: bool = False) -> Callable[[type[T]], type[T]]: ...
+
+
+# Tells type checkers (PEP 681) that records are built like frozen dataclasses: the same __init__.
+@dataclass_transform(eq_default=True, order_default=False, frozen_default=True, field_specifiers=(field,))
 def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) -> Any:
     """Make ``cls`` a frozen value class (see the module docstring). ``eq=False`` keeps the
     class's own (or inherited) equality and hashing; ``order=True`` orders by the field values."""
@@ -179,7 +198,7 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
             klass.__hash__ = _hash  # type: ignore[assignment]
         klass.__setattr__ = _setattr  # type: ignore[assignment]
         klass.__delattr__ = _delattr  # type: ignore[assignment]
-        klass.__match_args__ = names  # type: ignore[attr-defined]
+        klass.__match_args__ = names  # type: ignore[attr-defined,misc]
         return klass
 
     return make if cls is None else make(cls)
@@ -193,7 +212,7 @@ def is_record(value: Any) -> bool:
 def fields(value: Any) -> tuple[Field, ...]:
     """The fields of a record class or instance, in declaration order."""
     cls = value if isinstance(value, type) else type(value)
-    return cls.__record_fields__  # type: ignore[no-any-return]
+    return cls.__record_fields__  # type: ignore[attr-defined,no-any-return]
 
 
 def replace(value: T, **changes: Any) -> T:

@@ -3,7 +3,7 @@ under problems. Everything is printed as text, never as markup (see report/conso
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, Union
 
 from rich.console import Console
 from rich.text import Text
@@ -45,7 +45,7 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
     """
     labels = {gpu.index: gpu_label(gpu) for gpu in gpus}
     groups: dict[tuple[str, ...], list[Finding]] = {}
-    order: list[object] = []
+    order: list[Union[Finding, tuple[str, ...]]] = []
     for f in findings:
         label = labels.get(f.gpu_index) if f.gpu_index is not None else None
         if label is None or label not in f.title:

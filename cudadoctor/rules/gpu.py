@@ -113,7 +113,7 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
         return []
     release = table.release(target.torch)
     variant = release.variant(target.variant) if release else None
-    if variant is None:
+    if release is None or variant is None:
         return []
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
