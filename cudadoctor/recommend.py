@@ -8,11 +8,13 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
+from .model.facts import GpuFacts
 from .model.record import field, record
+from .model.versions import ComputeCapability
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
 
@@ -43,15 +45,22 @@ class Recommendation:
         return self.variant is not None
 
 
+def _blocked_gpus(host: HostView, variant: WheelVariant) -> Iterator[tuple[GpuFacts, ComputeCapability, str]]:
+    """(GPU, compute capability, why) for each GPU in scope the variant cannot run on. A GPU of
+    unknown compute capability is judged by the gpu checks, not here."""
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
+        if cc is not None:
+            verdict = host.runs(variant, cc)
+            if verdict not in ("sass", "ptx"):
+                yield gpu, cc, verdict
+
+
 def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
     """Why this variant cannot run on some GPU in scope (empty: it covers every GPU)."""
     problems = []
     toolkit = host.table.toolkit_architectures_for(variant.cuda)
-    for gpu in host.gpus_in_scope:
-        cc = host.cc(gpu)
-        if cc is None:
-            continue  # unknown compute capability: judged by the gpu rules, not here
-        verdict = host.runs(variant, cc)
+    for gpu, cc, verdict in _blocked_gpus(host, variant):
         if verdict == "toolkit" and toolkit is not None:
             problems.append(
                 f"CUDA {variant.cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} "
@@ -69,11 +78,7 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
 
 def _covers_gpus(host: HostView, variant: WheelVariant) -> bool:
     """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text)."""
-    for gpu in host.gpus_in_scope:
-        cc = host.cc(gpu)
-        if cc is not None and host.runs(variant, cc) not in ("sass", "ptx"):
-            return False
-    return True
+    return next(_blocked_gpus(host, variant), None) is None
 
 
 def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:

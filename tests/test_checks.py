@@ -70,3 +70,12 @@ def test_values_a_user_typed_are_reported_before_a_missing_file():
     for args, message in cases:
         run = invoke("check", "--snapshot", host("h100-550"), *args)
         assert run.exit_code == 2 and message in run.stderr, (args, run.stderr)
+
+
+def test_every_check_is_listed_in_findings_md_with_its_group():
+    from helpers import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "findings.md").read_text()
+    section = text.split("### The checks an `internal-error` can name", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in section.splitlines() if line.startswith("| `")}
+    assert rows == {f"`{c.name}`": c.group for c in CHECKS}

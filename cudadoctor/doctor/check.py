@@ -6,9 +6,10 @@ The fleet and the Python API call the same function.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional, Sequence
 
-from ..compat.table import CompatTable, PytorchRelease
+from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
@@ -62,14 +63,12 @@ def check(
     if target is None:
         target = release_target(request, recommendation)
 
-    def fit(releases: Sequence[PytorchRelease]) -> Optional[tuple[PytorchRelease, Recommendation]]:
-        return first_fit(host, releases)
-
     target_cuda = None
     if target.cuda:
         try:
             target_cuda = CudaVersion.parse(target.cuda)
         except VersionError:  # an image's CUDA_VERSION is its own text; the checks skip what they cannot read
             pass
-    findings = run_checks(checks, CheckContext(host=host, target=target, target_cuda=target_cuda, first_fit=fit))
+    context = CheckContext(host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host))
+    findings = run_checks(checks, context)
     return CheckResult(facts, target, recommendation, findings)

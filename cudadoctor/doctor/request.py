@@ -68,7 +68,7 @@ def parse_image(image: str) -> "ImageRef":
         raise RequestError(f"--image: {exc}") from None
 
 
-def check_requirements(requirements: Sequence[str]) -> tuple[str, ...]:
+def parse_requirements(requirements: Sequence[str]) -> tuple[str, ...]:
     """--require strings, each checked as strictly as a user's typing deserves."""
     if not requirements:
         return ()
@@ -117,7 +117,7 @@ def parse_user_values(
     ref = parse_image(image) if image is not None else None
     if ref is not None and variant:
         raise RequestError("give --image or --variant, not both (the image decides the variant)")
-    return UserValues(image=ref, requirements=check_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory))
+    return UserValues(image=ref, requirements=parse_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory))
 
 
 def resolve_request(

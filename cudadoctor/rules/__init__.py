@@ -8,7 +8,8 @@ no verdict (or an info finding); should one raise all the same, the runner repor
 
 from __future__ import annotations
 
-from typing import Iterable
+import importlib
+from typing import Callable, Iterable
 
 from ..model.findings import Finding
 from . import driver, environment, gpu, kernel, nvml, torch
@@ -32,23 +33,15 @@ def _probed_containers(ctx: CheckContext) -> bool:
     return ctx.facts.docker is not None or (target is not None and (target.image_facts is not None or bool(target.requirements)))
 
 
-def _docker(ctx: CheckContext) -> Iterable[Finding]:
-    # The container checks load only when something container-related was probed or asked for:
-    # a plain `check` needs neither them nor the requirement grammar, and start-up time is a feature.
-    if not _probed_containers(ctx):
-        return ()
-    from . import docker
+def _container_check(module: str, name: str) -> Callable[[CheckContext], Iterable[Finding]]:
+    """A container check, loaded only when something container-related was probed or asked for:
+    a plain `check` needs neither these modules nor the requirement grammar, and start-up time is a feature."""
 
-    return docker.check_docker(ctx)
-
-
-def _image(name: str):
     def run(ctx: CheckContext) -> Iterable[Finding]:
         if not _probed_containers(ctx):
             return ()
-        from . import image
-
-        return getattr(image, name)(ctx)
+        check: Callable[[CheckContext], Iterable[Finding]] = getattr(importlib.import_module(f".{module}", __name__), name)
+        return check(ctx)
 
     run.__name__ = run.__qualname__ = name
     return run
@@ -73,10 +66,10 @@ CHECKS: tuple[Check, ...] = (
     Check("gpu-memory", "gpu", "gpu", gpu.check_memory),
     Check("gpu-capabilities", "gpu", "gpu", gpu.check_capabilities),
     Check("torch", "torch", "torch", torch.check_torch),
-    Check("docker", "docker", "docker", _docker),
-    Check("image", "image", "image", _image("check_image")),
-    Check("requirements", "image", "image", _image("check_requirements")),
-    Check("smoke", "image", "image", _image("check_smoke")),
+    Check("docker", "docker", "docker", _container_check("docker", "check_docker")),
+    Check("image", "image", "image", _container_check("image", "check_image")),
+    Check("requirements", "image", "image", _container_check("image", "check_requirements")),
+    Check("smoke", "image", "image", _container_check("image", "check_smoke")),
 )
 
 __all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]

@@ -18,8 +18,7 @@ from ..host.visibility import (
 from ..model.facts import driver_library_version
 from ..model.findings import FAIL, INFO, WARN, Finding
 from .context import CheckContext
-
-PROBE = "/proc/driver/nvidia, /sys/module/nvidia, /dev, libcuda.so.1 on this host"
+from .sources import OS_PROBE_SOURCE
 
 CONTAINER_SOURCE = "NVIDIA Container Toolkit, NVIDIA_VISIBLE_DEVICES; /.dockerenv, /run/.containerenv, /proc/1/cgroup"
 
@@ -127,7 +126,7 @@ def check_libcuda(ctx: CheckContext) -> list[Finding]:
                     "CUDA runtime version\", even on a good driver.",
                 hint="Remove the toolkit's stubs directory from LD_LIBRARY_PATH (and any libcuda.so.1 link made inside "
                     "it); keep it on LIBRARY_PATH for linking only.",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         ]
     if system.ld_library_path_stubs:

@@ -11,8 +11,7 @@ from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.versions import ComputeCapability
 from .context import CheckContext
-
-NVML_SOURCE = "NVML (nvidia-ml-py) on this host"
+from .sources import NVML_SOURCE
 
 
 def _gib(size: Optional[int]) -> str:

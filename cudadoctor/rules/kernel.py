@@ -7,8 +7,7 @@ from ..host.diagnosis import gpu_request_missing
 from ..host.view import gpu_label
 from ..model.findings import FAIL, WARN, Finding
 from .context import CheckContext
-
-PROBE = "/proc/driver/nvidia, /sys/module/nvidia, /dev, libcuda.so.1 on this host"
+from .sources import OS_PROBE_SOURCE
 
 # The table's feature row for the open kernel modules (Turing and newer: they need the GSP).
 OPEN_MODULE_FEATURE = "open GPU kernel modules"
@@ -34,7 +33,7 @@ def check_kernel_module(ctx: CheckContext) -> list[Finding]:
                     "(error 803).",
                 hint="Reboot, or unload and reload the modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
                     "&& sudo modprobe nvidia`) with no GPU process running.",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         )
     open_modules = table.feature(OPEN_MODULE_FEATURE)
@@ -88,7 +87,7 @@ def check_device_nodes(ctx: CheckContext) -> list[Finding]:
                     "GPUs (\"no CUDA-capable device is detected\")." + later,
                 hint="On the host run `sudo nvidia-modprobe -c 0 -u` (or `nvidia-smi` once as root) and check the driver "
                     "package's udev rules; in a container, pass the devices in (`--gpus all`).",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         )
     if nodes.nvidia_uvm is False:
@@ -103,7 +102,7 @@ def check_device_nodes(ctx: CheckContext) -> list[Finding]:
                     "is_available() is False." + later,
                 hint="Load it with `sudo modprobe nvidia-uvm` and create the node with `sudo nvidia-modprobe -u -c=0`; "
                     "in a container, restart it after fixing the host.",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         )
     return findings

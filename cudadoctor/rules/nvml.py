@@ -15,10 +15,7 @@ from ..model.facts import (
 )
 from ..model.findings import FAIL, OK, Finding
 from .context import CheckContext
-
-PROBE = "/proc/driver/nvidia, /sys/module/nvidia, /dev, libcuda.so.1 on this host"
-
-SOURCE = "NVML (nvidia-ml-py) on this host"
+from .sources import NVML_SOURCE, OS_PROBE_SOURCE
 
 # missing_nvml_case() -> the finding that names that cause.
 _CAUSE_CODES = {
@@ -41,7 +38,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
         else:
             title = f"NVIDIA driver {d.driver_version or 'of unknown version'} answers through NVML"
         detail = f"The driver supports CUDA up to {d.cuda_driver_version}." if d.cuda_driver_version else ""
-        return [Finding(code="nvml-ok", severity=OK, title=title, detail=detail, source=SOURCE)]
+        return [Finding(code="nvml-ok", severity=OK, title=title, detail=detail, source=NVML_SOURCE)]
     if state == NVML_NOT_PROBED:
         return []
     if state == NVML_LIBRARY_MISSING:
@@ -60,7 +57,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                         "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
                         "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
                     ),
-                source=SOURCE,
+                source=NVML_SOURCE,
             )
         ]
     if state == NVML_DRIVER_NOT_LOADED:
@@ -74,7 +71,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                 hint="Load it with `sudo modprobe nvidia`; if that fails, read `sudo dmesg | grep -i nvidia` "
                     "(Secure Boot blocking an unsigned module, or a module not built for the running kernel: "
                     "reinstall the driver / DKMS package).",
-                source=SOURCE,
+                source=NVML_SOURCE,
             )
         ]
     if state == NVML_DRIVER_MISMATCH:
@@ -87,7 +84,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                     "upgraded but the old kernel module is still loaded." + error + _versions_seen(facts),
                 hint="Reboot, or unload and reload the modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
                     "nvidia && sudo modprobe nvidia`) with no GPU process running.",
-                source=SOURCE,
+                source=NVML_SOURCE,
             )
         ]
     hint = "Run `nvidia-smi` to see the same error; check the driver installation and `dmesg`."
@@ -103,7 +100,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
             title="NVML could not be initialised",
             detail=("NVML reported an error while starting." + error).strip(),
             hint=hint,
-            source=SOURCE,
+            source=NVML_SOURCE,
         )
     ]
 
@@ -140,7 +137,7 @@ def check_driver_presence(ctx: CheckContext) -> list[Finding]:
                 hint="In a container, set NVIDIA_DRIVER_CAPABILITIES=compute,utility (utility mounts NVML and nvidia-smi) "
                     "or start it with `--gpus all`; on a host, reinstall the driver's user-space package that matches "
                     "the kernel module.",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         ]
     if case == "non-nvidia" and system is not None:
@@ -170,7 +167,7 @@ def check_driver_presence(ctx: CheckContext) -> list[Finding]:
                     "\"Found no NVIDIA driver on your system\" (torch).",
                 hint="Install the NVIDIA driver for your GPU (your distribution's package or NVIDIA's), then reboot. "
                     "To plan for another machine, pass --driver VERSION and --gpu MODEL.",
-                source=PROBE,
+                source=OS_PROBE_SOURCE,
             )
         ]
     return []
