@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Sequence
 
-from .compat.table import ImageFamily, PytorchRelease, WheelVariant
+from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
 from .model.record import field, record
@@ -39,6 +39,15 @@ class Recommendation:
     wheel_index_url: Optional[str] = None
     rejected: tuple[Rejection, ...] = ()
     fixes: tuple[str, ...] = field(default_factory=tuple)  # what would make something fit, when nothing does
+    # How the chosen build's arch list is known (compat.table.EVIDENCE_LEVELS), for this host's platform.
+    evidence: Optional[str] = None
+    platform: Optional[str] = None  # the host platform the choice was made for (None: unknown)
+    install_version: Optional[str] = None  # the patch release to install: the first that has the variant, else the newest
+    first_patch: Optional[str] = None  # set when the variant is missing from the minor's earlier patch releases
+    # The release's variants nothing settles (never offered) and those inferred by `table update`.
+    unverified: tuple[str, ...] = ()
+    inferred: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what the choice relies on that is less than a read binary
 
     @property
     def found(self) -> bool:
@@ -96,7 +105,12 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> 
 
 
 def _no_fit(
-    release: PytorchRelease, family: ImageFamily, why: str, rejected: Sequence[Rejection] = (), fixes: Sequence[str] = ()
+    release: PytorchRelease,
+    family: ImageFamily,
+    why: str,
+    rejected: Sequence[Rejection] = (),
+    fixes: Sequence[str] = (),
+    platform: Optional[str] = None,
 ) -> Recommendation:
     return Recommendation(
         torch=release.version,
@@ -108,7 +122,60 @@ def _no_fit(
         why=why,
         rejected=tuple(rejected),
         fixes=tuple(fixes),
+        platform=platform,
+        unverified=release.unverified_variants,
+        inferred=release.inferred_variants,
+        notes=tuple(_release_notes(release)),
     )
+
+
+def _release_notes(release: PytorchRelease) -> list[str]:
+    """What the table does not settle about this release, said wherever a verdict relies on it."""
+    notes = []
+    if release.unverified_variants:
+        notes.append(
+            f"PyTorch {release.version}: no source settles what {', '.join(release.unverified_variants)} "
+            "carries, so it is never offered"
+        )
+    if not release.variants_complete:
+        notes.append(f"PyTorch {release.version}: the table records only some of its variants")
+    return notes
+
+
+def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVariant) -> list[str]:
+    notes = []
+    if variant.evidence == "inferred":
+        notes.append(
+            f"{variant.name}'s arch list is inferred from PyTorch {variant.inferred_from} "
+            "(`cudadoctor table update` saw the wheels on the index; no source describes them)"
+        )
+    elif variant.evidence in ("third-party", "release-matrix", "build-script"):
+        notes.append(f"{variant.name}'s arch list rests on {variant.evidence} evidence, not a read binary")
+    if host.table.min_driver_full(variant.cuda) is None:
+        floor = host.table.minor_compat_floor(variant.cuda.major)
+        if floor is not None:
+            notes.append(
+                f"CUDA {variant.cuda.major_minor} is newer than the table's driver rows: judged by the "
+                f"CUDA {variant.cuda.major}.x minor-version floor ({floor.min_driver_linux})"
+            )
+    if variant.first_patch:
+        notes.append(f"{variant.name} exists from PyTorch {variant.first_patch} on (not in {release.version}.0)")
+    return notes
+
+
+def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
+    """The variant as built for the host's platform, or None and why it is not offered here."""
+    variant = release.variant(name)
+    if variant is None:
+        return None, ""
+    platform = host.platform
+    if not variant.available_on(platform):
+        where = platform_label(platform) if platform else "this platform"
+        return None, f"published for {variant.platform_summary()} only, not {where}"
+    built = variant.for_platform(platform)
+    if not built.verified:
+        return None, "no source settles which GPUs its wheels carry code for (unverified)"
+    return built, ""
 
 
 def recommend(
@@ -132,8 +199,10 @@ def recommend(
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
     for name in offered:
-        variant = release.variant(name)
+        variant, unavailable = _platform_variant(host, release, name)
         if variant is None:
+            if unavailable:
+                rejected.append(Rejection(name, unavailable))
             continue
         blockers = _gpu_blockers(host, variant)
         support = host.support(variant.cuda)
@@ -150,6 +219,7 @@ def recommend(
             family,
             f"the {family.name} family offers no image for PyTorch {release.version}",
             fixes=_other_releases(host, family, release) if suggest_other_releases else [],
+            platform=host.platform,
         )
     if not candidates:
         return _no_fit(
@@ -163,6 +233,7 @@ def recommend(
             ),
             rejected,
             _fixes(host, family, release, suggest_other_releases),
+            platform=host.platform,
         )
     # Best tier first; within it the newest CUDA.
     candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))
@@ -200,6 +271,13 @@ def recommend(
         why=why,
         wheel_index_url=table.wheel_index_url(best.name),
         rejected=tuple(rejected),
+        evidence=best.evidence or None,
+        platform=host.platform,
+        install_version=release.install_version(best),
+        first_patch=best.first_patch,
+        unverified=release.unverified_variants,
+        inferred=release.inferred_variants,
+        notes=tuple(_variant_notes(host, release, best) + _release_notes(release)),
     )
 
 
@@ -208,7 +286,7 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
     fixes = []
     upgrades = []
     for name in family.variants_for(release):
-        variant = release.variant(name)
+        variant, _ = _platform_variant(host, release, name)
         if variant is None or not _covers_gpus(host, variant):
             continue
         support = host.support(variant.cuda)
@@ -232,7 +310,7 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
     for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
             continue
-        if not any(_fits(host, other.variant(name)) for name in family.variants_for(other)):
+        if not any(_fits(host, _platform_variant(host, other, name)[0]) for name in family.variants_for(other)):
             continue
         result = recommend(host, other, family, suggest_other_releases=False)
         if result.found:

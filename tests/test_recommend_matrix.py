@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadoctor.model.facts import HostFacts
+from cudadoctor.model.facts import HostFacts, SystemFacts
 from cudadoctor.recommend import recommend
 from cudadoctor.loader import default_table_path, load_table
 from cudadoctor.model.versions import CudaVersion, DriverVersion
@@ -23,12 +23,20 @@ DRIVERS = ["450.80.02", "515.43.04", "520.61.05", "525.60.13", "530.30.02", "535
 GPUS = ["K80", "GTX 1080 Ti", "V100", "T4", "A100", "RTX 4090", "H100", "B200", "RTX 5090"]
 
 
-def view(driver, *gpus):
-    return HostView.of(host(driver, *gpus), TABLE)
+def view(driver, *gpus, platform=None):
+    return HostView.of(host(driver, *gpus, platform=platform), TABLE)
 
 
-def host(driver, *gpus):
-    return apply_what_if(HostFacts(), TABLE, driver, list(gpus))
+# The OS facts a probe records (sys.platform, uname machine) for each platform the table names.
+OS_FACTS = {"linux-x86_64": ("linux", "x86_64"), "linux-aarch64": ("linux", "aarch64"), "windows": ("win32", "AMD64")}
+
+
+def host(driver, *gpus, platform=None):
+    facts = HostFacts()
+    if platform is not None:
+        os_name, machine = OS_FACTS[platform]
+        facts = HostFacts(system=SystemFacts(os=os_name, machine=machine))
+    return apply_what_if(facts, TABLE, driver, list(gpus))
 
 
 # The oracle below reads the raw JSON with its own arithmetic, so that a bug in the table module's
@@ -80,11 +88,24 @@ def raw_runs(variant, cc, tier):
     return tier == "full" and any(nums(p) <= cc for p in variant.get("ptx", []))
 
 
-def expected(release, driver, gpus):
+def raw_build(variant, platform):
+    """The variant as published for a platform (None: no wheels there on record), with that platform's
+    own arch list where the table records one; a variant nothing settles is never a candidate."""
+    listed = variant.get("platforms", [])
+    if platform is not None and listed and platform not in listed and not ("linux" in listed and platform.startswith("linux")):
+        return None
+    build = dict(variant, **variant.get("platform_builds", {}).get(platform, {}))
+    return None if build["evidence"] == "unverified" else build
+
+
+def expected(release, driver, gpus, platform=None):
     """The policy, stated directly over the raw table: (variant, tier) or None."""
     raw = next(r for r in RAW["pytorch_releases"] if r["version"] == release.version)
     best = None
-    for variant in raw["variants"]:
+    for listed in raw["variants"]:
+        variant = raw_build(listed, platform)
+        if variant is None:
+            continue
         cuda = nums(variant["cuda"])
         tier = raw_tier(nums(driver), cuda)
         if tier is None or not all(raw_runs(variant, raw_cc(g), tier) for g in gpus):
@@ -109,6 +130,64 @@ def test_matrix_follows_policy(version, driver, gpu):
     else:
         assert (rec.variant, rec.support) == want
         assert rec.image == f"pytorch-cuda:v{version}-{want[0]}"
+
+
+# The newest releases on each platform: Linux-only and aarch64-specific builds, unverified variants.
+NEW = [r.version for r in TABLE.pytorch_releases if r.key >= (2, 12)]
+PLATFORM_CASES = [(v, d, g, p) for v in NEW for d in ("535.104.05", "580.65.06", "595.45.04") for g in GPUS
+                  for p in OS_FACTS]
+
+
+@pytest.mark.parametrize("version,driver,gpu,platform", PLATFORM_CASES, ids=["-".join(c) for c in PLATFORM_CASES])
+def test_platform_matrix_follows_policy(version, driver, gpu, platform):
+    release = TABLE.release(version)
+    rec = recommend(view(driver, gpu, platform=platform), release, TABLE.family("pytorch-cuda"), suggest_other_releases=False)
+    assert ((rec.variant, rec.support) if rec.found else None) == expected(release, driver, [gpu], platform)
+    assert rec.platform == platform
+    assert {r.variant for r in rec.rejected} | ({rec.variant} if rec.found else set()) == {v.name for v in release.variants}
+
+
+def test_v100_on_2_14_gets_the_cu126_build():
+    # Done-when of issue 9: the legacy cu126 build is the 2.14 build that carries sm_70 (RELEASE.md).
+    rec = recommend(view("580.65.06", "V100"), TABLE.release("2.14"), TABLE.family("pytorch-cuda"))
+    assert (rec.variant, rec.image, rec.evidence) == ("cu126", "pytorch-cuda:v2.14-cu126", "release-matrix")
+
+
+def test_aarch64_has_no_turing_code_from_2_12():
+    # The PyPI aarch64 wheels carry sm_80..sm_120 only: a T4 (sm_75) on an Arm host has no 13.x build.
+    for version in ("2.12", "2.13", "2.14", "2.15"):
+        assert recommend(view("595.45.04", "T4", platform="linux-x86_64"), TABLE.release(version)).found
+        arm = recommend(view("595.45.04", "T4", platform="linux-aarch64"), TABLE.release(version))
+        assert not arm.found, version
+
+
+def test_linux_only_patch_variant_is_never_offered_unverified():
+    rec = recommend(view("575.51.03", "RTX 4090", platform="windows"), TABLE.release("2.12"))
+    reasons = {r.variant: r.reason for r in rec.rejected}
+    assert "not Windows" in reasons["cu129"]
+    rec = recommend(view("575.51.03", "RTX 4090", platform="linux-x86_64"), TABLE.release("2.12"))
+    assert "unverified" in {r.variant: r.reason for r in rec.rejected}["cu129"]
+    assert rec.unverified == ("cu129",)
+
+
+def test_patch_only_variant_is_pinned_to_its_first_patch():
+    # A variant that appeared in 2.12.1 gets `torch==2.12.1`, not `torch==2.12.*` (which could pick 2.12.0).
+    import copy
+
+    from cudadoctor.compat.validate import parse_table
+    from cudadoctor.report.payload import pip_command
+
+    raw = copy.deepcopy(RAW)
+    release = next(r for r in raw["pytorch_releases"] if r["version"] == "2.12")
+    cu129 = next(v for v in release["variants"] if v["name"] == "cu129")
+    cu129.update(arch_list=["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"], evidence="third-party")
+    table = parse_table(raw, "patched")
+    linux = HostView.of(apply_what_if(HostFacts(system=SystemFacts(os="linux", machine="x86_64")), table, "575.51.03", ["RTX 4090"]), table)
+    rec = recommend(linux, table.release("2.12"))
+    assert (rec.variant, rec.first_patch, rec.install_version) == ("cu129", "2.12.1", "2.12.1")
+    assert pip_command(rec).startswith("pip install 'torch==2.12.1' --index-url ")
+    windows = HostView.of(apply_what_if(HostFacts(system=SystemFacts(os="win32", machine="AMD64")), table, "575.51.03", ["RTX 4090"]), table)
+    assert recommend(windows, table.release("2.12")).variant != "cu129"
 
 
 # Mixed hosts: every GPU must be covered (the oldest and the newest architecture both count).
@@ -140,6 +219,11 @@ def test_mixed_hosts_follow_policy(version, driver, pair):
         ("2.8", "525.60.13", ["RTX 4090"], "cu129", "minor-compat"),  # all 12.x: the newest CUDA wins
         ("2.0", "515.43.04", ["T4"], "cu117", "full"),  # full support beats a newer minor-compat CUDA
         ("2.11", "580.65.06", ["V100"], "cu126", "full"),  # cu128/cu129 lost sm_70 in 2.11
+        ("2.12", "580.65.06", ["V100"], "cu126", "full"),
+        ("2.13", "580.65.06", ["A100"], "cu130", "full"),
+        ("2.13", "595.45.04", ["H100"], "cu132", "full"),
+        ("2.14", "580.65.06", ["V100"], "cu126", "full"),
+        ("2.14", "575.51.03", ["RTX 4090"], "cu126", "full"),  # fully supported cu126 (sm_86 code) beats 13.x under minor compat
         ("2.15", "595.45.04", ["RTX 5090"], "cu132", "full"),
         ("2.15", "580.65.06", ["H100"], "cu132", "minor-compat"),
     ],

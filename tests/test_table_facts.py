@@ -168,11 +168,11 @@ RELEASES = [
     ("2.8", ["cu126", "cu128", "cu129"], "cu128", "pytorch .ci/manywheel/build_cuda.sh release/2.8; 2.8.0 binary scan"),
     ("2.9", ["cu126", "cu128", "cu129", "cu130"], "cu128", "generate_binary_build_matrix.py release/2.9; third-party (cu129)"),
     ("2.10", ["cu126", "cu128", "cu129", "cu130"], "cu128", "build_cuda.sh 2.10 era; wheel METADATA"),
-    ("2.11", ["cu126", "cu128", "cu129", "cu130"], "cu130", "third-party table; wheel METADATA (default)"),
-    ("2.12", ["cu126", "cu130", "cu132"], "cu130", "third-party table; wheel METADATA (default)"),
-    ("2.13", ["cu126", "cu130", "cu132"], "cu130", "third-party table; wheel METADATA (default)"),
-    ("2.14", ["cu130"], "cu130", "2.14.1 binary scan and wheel METADATA"),
-    ("2.15", ["cu132"], "cu132", "2.15.0 binary scan and wheel METADATA"),
+    ("2.11", ["cu126", "cu128", "cu129", "cu130"], "cu130", "RELEASE.md (PR 175253); 2.11.0 binary scan (default)"),
+    ("2.12", ["cu126", "cu129", "cu130", "cu132"], "cu130", "RELEASE.md (PR 182849); issue 185269 (cu129 in 2.12.1); 2.12.0/2.12.1 binary scans"),
+    ("2.13", ["cu126", "cu129", "cu130", "cu132"], "cu130", "RELEASE.md (PR 187075); third-party (cu129, unverified); 2.13.0 binary scan"),
+    ("2.14", ["cu126", "cu130", "cu132"], "cu130", "RELEASE.md (PRs 194367, 197555); 2.14.0/2.14.1 binary scans"),
+    ("2.15", ["cu130", "cu132"], "cu132", "RFC issue 190385 (12.6 removed, 13.0 kept: unverified); 2.15.0 binary scan"),
 ]
 
 
@@ -224,7 +224,7 @@ def test_blackwell_enters_with_cu128(table):
     # Source: 2.8.0+cu128 binary scan (sm_100, sm_120); CUDA 12.8 was the first toolkit for Blackwell.
     assert table.release("2.7").variant("cu128").coverage(CC(12, 0)) is not None
     for release in table.pytorch_releases:
-        for variant in release.variants:
+        for variant in (v for v in release.variants if v.verified):
             covered = variant.coverage(CC(12, 0)) is not None
             assert covered == (variant.cuda >= CudaVersion.parse("12.8")), (release.version, variant.name)
 
@@ -238,15 +238,90 @@ def test_binary_verified_arch_lists(table):
     assert sms("2.8", "cu128") == ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
     assert sms("2.14", "cu130") == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
     assert sms("2.15", "cu132") == sms("2.14", "cu130")
-    for version, name in (("2.5", "cu124"), ("2.8", "cu128"), ("2.14", "cu130"), ("2.15", "cu132")):
+    # Read 2026-12-01 from the PyPI wheels (manylinux_2_28_x86_64, cp311) with a .nv_fatbin scan.
+    assert sms("2.9", "cu128") == sms("2.10", "cu128") == sms("2.8", "cu128")
+    for version in ("2.11", "2.12", "2.13"):
+        assert sms(version, "cu130") == sms("2.14", "cu130"), version
+    binaries = (("2.5", "cu124"), ("2.8", "cu128"), ("2.9", "cu128"), ("2.10", "cu128"), ("2.11", "cu130"),
+                ("2.12", "cu130"), ("2.13", "cu130"), ("2.14", "cu130"), ("2.15", "cu132"))
+    for version, name in binaries:
         variant = table.release(version).variant(name)
-        assert variant.ptx == () and variant.evidence == "binary"
+        assert variant.ptx == () and variant.evidence == "binary", (version, name)
+        assert table.release(version).default_variant == name
+
+
+@pytest.mark.parametrize("version,name", [("2.12", "cu130"), ("2.13", "cu130"), ("2.14", "cu130"), ("2.15", "cu132")])
+def test_aarch64_default_wheels_carry_their_own_arch_list(table, version, name):
+    # Source: .nv_fatbin scans of the PyPI manylinux_2_28_aarch64 wheels (2.12.0, 2.13.0, 2.14.1, 2.15.0): SASS for
+    # sm_80, sm_90, sm_100, sm_110, sm_120 (plus sm_103/sm_121 kernels), no PTX; no Turing or sm_86 code.
+    variant = table.release(version).variant(name)
+    arm = variant.for_platform("linux-aarch64")
+    assert [cc.sm for cc in arm.arch_list] == ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
+    assert arm.ptx == () and arm.evidence == "binary"
+    assert arm.coverage(CC(7, 5)) is None and variant.coverage(CC(7, 5)) == "sass"
+    assert variant.for_platform("linux-x86_64") is variant
+    assert table.release(version).default_wheel_platforms == ("linux-x86_64", "linux-aarch64")
+
+
+def test_pypi_default_wheel_platforms(table):
+    # Source: the 2.9.1/2.10.0 PyPI wheels gate every nvidia-* pin on platform_machine == "x86_64" (aarch64 gets CPU,
+    # pytorch/pytorch issue 168065); the 2.15.0 win_amd64 PyPI wheel has no torch_cuda.dll (CPU only).
+    assert table.release("2.9").default_wheel_platforms == ("linux-x86_64",)
+    assert table.release("2.10").default_wheel_platforms == ("linux-x86_64",)
+    assert "windows" not in table.release("2.15").default_wheel_platforms
+
+
+def test_release_matrix_variants_2_11_to_2_14(table):
+    # Source: pytorch/pytorch RELEASE.md CUDA Support Matrix (PRs 175253, 182849, 187075, 194367, 197555).
+    def sms(version, name, platform=None):
+        return [cc.sm for cc in table.release(version).variant(name).for_platform(platform).arch_list]
+
+    maxwell_to_hopper = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    for version in ("2.11", "2.12", "2.13", "2.14"):
+        assert sms(version, "cu126") == maxwell_to_hopper, version
+        assert table.release(version).variant("cu126").evidence == "release-matrix"
+    for version in ("2.12", "2.13", "2.14"):
+        assert sms(version, "cu126", "linux-aarch64") == ["sm_80", "sm_90"]
+        cu132 = table.release(version).variant("cu132")
+        assert cu132.evidence == "release-matrix" and cu132.ptx == ()  # PTX claimed for Linux, not read: none
+        assert sms(version, "cu132") == sms("2.14", "cu130")
+    assert sms("2.11", "cu128") == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]  # Volta dropped
+
+
+def test_v100_runs_only_the_legacy_cu126_build_from_2_12_to_2_14(table):
+    # Source: RELEASE.md (cu126 keeps Volta); CUDA 13 cannot build sm_70; RFC issue 190385 removes 12.6 in 2.15.
+    for version in ("2.12", "2.13", "2.14"):
+        runs = [v.name for v in table.release(version).variants if v.coverage(CC(7, 0)) == "sass"]
+        assert runs == ["cu126"], version
+    assert all(v.coverage(CC(7, 0)) is None for v in table.release("2.15").variants)
+
+
+def test_unverified_and_patch_only_variants(table):
+    # Source: pytorch/pytorch issue 185269 (cu129 built for 2.12.1, not 2.12.0; Linux only per a third-party
+    # table); issue 187834 (a 2.13 cu129 cherry-pick planned, not shown shipped); RFC 190385 (2.15 keeps 13.0).
+    cu129 = table.release("2.12").variant("cu129")
+    assert cu129.first_patch == "2.12.1" and cu129.platforms == ("linux",)
+    assert not cu129.verified and cu129.evidence == "unverified" and cu129.arch_list == ()
+    assert cu129.available_on("linux-aarch64") and not cu129.available_on("windows")
+    assert table.release("2.12").unverified_variants == ("cu129",)
+    assert table.release("2.13").unverified_variants == ("cu129",)
+    assert table.release("2.15").unverified_variants == ("cu130",)
+    assert table.release("2.14").unverified_variants == ()
+
+
+def test_pytorch_2_14_default_is_cuda_13_0_not_13_2(table):
+    # Wrong claim: RFC issue 190355 proposed 13.2 as the 2.14 PyPI default. Source: the 2.14.0 and 2.14.1 PyPI
+    # wheels pin cuda-toolkit==13.0.3 and nvidia-cudnn-cu13==9.24.0.43; 2.15.0 pins cuda-toolkit==13.2.2.
+    assert table.release("2.14").default_variant == "cu130"
+    assert table.release("2.15").default_variant == "cu132"
 
 
 @pytest.mark.parametrize(
     "version,name,cudnn",
     [("2.0", "cu117", "8.5.0.96"), ("2.3", "cu121", "8.9.2.26"), ("2.4", "cu121", "9.1.0.70"),
-     ("2.8", "cu128", "9.10.2.21"), ("2.14", "cu130", "9.24.0.43"), ("2.15", "cu132", "9.26.0.51")],
+     ("2.8", "cu128", "9.10.2.21"), ("2.9", "cu128", "9.10.2.21"), ("2.10", "cu128", "9.10.2.21"),
+     ("2.11", "cu130", "9.19.0.56"), ("2.12", "cu130", "9.20.0.48"), ("2.13", "cu130", "9.20.0.48"),
+     ("2.14", "cu130", "9.24.0.43"), ("2.15", "cu132", "9.26.0.51")],
     ids=lambda v: str(v),
 )
 def test_cudnn_of_default_wheels(table, version, name, cudnn):

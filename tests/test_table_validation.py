@@ -176,17 +176,19 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
     assert result.stdout.strip() == "pytorch-cuda:v2.99-cu132"
 
 
-def test_default_target_is_the_newest_fully_recorded_release(tmp_path):
-    # A release known only by some of its wheels (variants_complete: false) is not the default:
-    # a host must not look unsupported merely because its variant is not verified yet.
+def test_default_target_is_the_newest_release(tmp_path):
+    # The default target is the newest release with a verified variant, even when others of its variants are
+    # unverified: the recommendation says which and how sure it is, instead of falling back to an older release.
     from cudadoctor.loader import load_table
 
     table = load_table()
-    assert table.newest_release.version == "2.15" and not table.newest_release.variants_complete
-    assert table.default_release.variants_complete
-    assert table.default_release.key < table.newest_release.key
-    result = _cli("recommend", "--image", "--format", "json", "--driver", "570.86.16", "--gpu", "RTX 5090")
-    assert json.loads(result.stdout)["recommendation"]["torch"] == table.default_release.version
+    assert table.default_release is table.newest_release
+    assert table.newest_release.unverified_variants  # 2.15 cu130 is on record, its arch list is not
+    result = _cli("recommend", "--image", "--format", "json", "--driver", "595.45.04", "--gpu", "RTX 5090")
+    rec = json.loads(result.stdout)["recommendation"]
+    assert rec["torch"] == table.newest_release.version and rec["evidence"] == "binary"
+    assert rec["unverified_variants"] == list(table.newest_release.unverified_variants)
+    assert any("never offered" in note for note in rec["notes"])
     broken = copy.deepcopy(SHIPPED)
     broken["pytorch_releases"][0]["variants_complete"] = "yes"
     path = tmp_path / "bad.json"

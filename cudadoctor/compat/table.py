@@ -12,7 +12,7 @@ import re
 from functools import cached_property
 from typing import Any, Optional
 
-from ..model.record import field, record
+from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 
 TABLE_SCHEMA = 1
@@ -106,9 +106,49 @@ class GpuModel:
     alias_sources: tuple[str, ...] = ()  # where the exact NVML names in `aliases` were seen
 
 
+# The platforms a wheel is built for, as the table names them; "linux" stands for either Linux machine.
+PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows")
+PLATFORM_WORDS = PLATFORMS + ("linux",)
+# How an arch list is known, strongest first. "inferred" is written only by `table update` (a variant
+# seen on the wheel index that no source describes); "unverified" records a variant whose arch list
+# nothing settles: it is shown, never recommended.
+EVIDENCE_LEVELS = ("binary", "build-script", "release-matrix", "third-party", "inferred", "unverified")
+
+
+def host_platform(os_name: Optional[str], machine: Optional[str]) -> Optional[str]:
+    """The table's name for a host's platform (sys.platform and uname machine), None when unknown."""
+    if not os_name:
+        return None
+    if os_name.startswith("linux"):
+        arch = {"amd64": "x86_64", "arm64": "aarch64"}.get((machine or "").lower(), (machine or "").lower())
+        return f"linux-{arch}" if arch in ("x86_64", "aarch64") else None
+    if os_name in ("win32", "cygwin", "windows"):
+        return "windows"
+    return os_name
+
+
+def platform_label(platform: str) -> str:
+    return {"linux-x86_64": "Linux x86_64", "linux-aarch64": "Linux aarch64", "windows": "Windows", "linux": "Linux"}.get(
+        platform, platform
+    )
+
+
+@record
+class PlatformBuild:
+    """Where one platform's build of a variant carries other code than the variant's main arch list."""
+
+    platform: str
+    arch_list: tuple[ComputeCapability, ...]
+    ptx: tuple[ComputeCapability, ...]
+    evidence: str
+    source: str
+    note: str = ""
+
+
 @record
 class WheelVariant:
-    """One CUDA variant of one PyTorch release (cu121, ...), as its Linux x86_64 wheels were built."""
+    """One CUDA variant of one PyTorch release (cu121, ...), as its Linux x86_64 wheels were built
+    (``platform_builds`` says where another platform's wheels differ)."""
 
     name: str
     cuda: CudaVersion
@@ -116,8 +156,40 @@ class WheelVariant:
     ptx: tuple[ComputeCapability, ...]  # PTX is shipped for these (JIT-compilable on newer GPUs)
     cudnn: Optional[str]
     source: str
-    evidence: str = ""  # how the arch list is known: "binary" | "build-script" | "third-party"
+    evidence: str = ""  # how the arch list is known: one of EVIDENCE_LEVELS ("" on old tables: unstated)
     note: str = ""
+    # The platforms its wheels are on record for; empty: not restricted on record (every platform).
+    platforms: tuple[str, ...] = ()
+    # The first patch release ("2.12.1") that has the variant; None: every patch release of the minor.
+    first_patch: Optional[str] = None
+    platform_builds: tuple[PlatformBuild, ...] = ()
+    # Where the arch list came from when it was inferred (`table update`): "2.15 cu132", say.
+    inferred_from: str = ""
+
+    @property
+    def verified(self) -> bool:
+        """False when no source settles what the wheels carry: such a variant is never recommended."""
+        return self.evidence != "unverified" and bool(self.arch_list)
+
+    def available_on(self, platform: Optional[str]) -> bool:
+        """Whether wheels of this variant are on record for the platform (an unknown platform: yes)."""
+        if not self.platforms or platform is None:
+            return True
+        return platform in self.platforms or ("linux" in self.platforms and platform.startswith("linux-"))
+
+    def for_platform(self, platform: Optional[str]) -> "WheelVariant":
+        """The variant as built for this platform: its own arch list where the table records one."""
+        for build in self.platform_builds:
+            if build.platform == platform:
+                return replace(
+                    self,
+                    arch_list=build.arch_list, ptx=build.ptx, evidence=build.evidence, source=build.source,
+                    note=build.note or self.note, platform_builds=(),
+                )
+        return self
+
+    def platform_summary(self) -> str:
+        return ", ".join(platform_label(p) for p in self.platforms) if self.platforms else "all platforms"
 
     def coverage(self, gpu: ComputeCapability) -> Optional[str]:
         """``"sass"`` when the wheel carries machine code this GPU runs, ``"ptx"`` when only by JIT,
@@ -144,8 +216,23 @@ class PytorchRelease:
     source: str
     note: str = ""
     # False when the table records only some of the release's variants (the others are not yet
-    # verified from a source): such a release is never the default target.
+    # verified from a source); the report says so.
     variants_complete: bool = True
+    # The platforms where the plain `torch` wheel on PyPI is the default variant; elsewhere PyPI serves
+    # a CPU-only wheel. Empty: not on record.
+    default_wheel_platforms: tuple[str, ...] = ()
+
+    @property
+    def unverified_variants(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.variants if not v.verified)
+
+    @property
+    def inferred_variants(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.variants if v.evidence == "inferred")
+
+    def install_version(self, variant: "WheelVariant") -> str:
+        """The patch release to pin: the first one with the variant, else the newest."""
+        return variant.first_patch or self.full_version
 
     @property
     def key(self) -> tuple[int, ...]:
@@ -418,13 +505,10 @@ class CompatTable:
 
     @property
     def default_release(self) -> PytorchRelease:
-        """The newest release whose every CUDA variant the table records: the default target.
-
-        A newer release known only by some of its wheels would make a host look unsupported
-        merely because its variant is not verified yet; it can still be chosen with --torch.
-        """
-        complete = [r for r in self.pytorch_releases if r.variants_complete]
-        return max(complete or self.pytorch_releases, key=lambda r: r.key)
+        """The newest release with a verified variant: the default target. Where some of its variants
+        are unverified or inferred, the report says which (never a silent fall-back to an older one)."""
+        usable = [r for r in self.pytorch_releases if any(v.verified for v in r.variants)]
+        return max(usable or self.pytorch_releases, key=lambda r: r.key)
 
     def family(self, name: str) -> Optional[ImageFamily]:
         for family in self.image_families:

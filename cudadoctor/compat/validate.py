@@ -13,6 +13,9 @@ from typing import Any, Iterable, Optional
 
 from .table import (
     BRAND_CLASSES,
+    EVIDENCE_LEVELS,
+    PLATFORM_WORDS,
+    PLATFORMS,
     TABLE_SCHEMA,
     TEMPLATE_GROUPS,
     CompatTable,
@@ -24,6 +27,7 @@ from .table import (
     GpuModel,
     ImageFamily,
     MinorVersionCompat,
+    PlatformBuild,
     PytorchRelease,
     Source,
     TableError,
@@ -324,6 +328,22 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                     f"({row.min_cc} to {row.max_cc}, toolkit_architectures)"
                 )
 
+    def code_lists(
+        entry: dict[str, Any], cuda: CudaVersion, where: str, may_be_empty: bool
+    ) -> tuple[tuple[ComputeCapability, ...], tuple[ComputeCapability, ...]]:
+        """An entry's arch_list and ptx: known, ascending, and buildable by its toolkit."""
+        arch = tuple(known_cc(v, where, "arch_list") for v in r.array(entry.get("arch_list"), f"{where}.arch_list"))
+        if not arch and not may_be_empty:
+            raise TableError(f"{where}: arch_list is empty (record a variant nothing settles with evidence \"unverified\")")
+        if list(arch) != sorted(set(arch)):
+            raise TableError(f"{where}: arch_list must be ascending without duplicates")
+        ptx = tuple(known_cc(v, where, "ptx") for v in r.array(entry.get("ptx", []), f"{where}.ptx"))
+        if list(ptx) != sorted(set(ptx)):
+            raise TableError(f"{where}: ptx must be ascending without duplicates")
+        buildable(arch, cuda, where, "arch_list")
+        buildable(ptx, cuda, where, "ptx")
+        return arch, ptx
+
     releases = []
     for i, entry in enumerate(_Reader.array(top.get("pytorch_releases"), "pytorch_releases")):
         where = f"pytorch_releases[{i}]"
@@ -352,19 +372,43 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 raise TableError(f"{vwhere}: cuda {cuda} does not match the variant name {name}")
             if not has_driver_row(cuda):
                 raise TableError(f"{vwhere}: CUDA {cuda.major_minor} has no row in cuda_releases")
-            arch = tuple(known_cc(v, vwhere, "arch_list") for v in r.array(ventry.get("arch_list"), f"{vwhere}.arch_list"))
-            if not arch:
-                raise TableError(f"{vwhere}: arch_list is empty")
-            if list(arch) != sorted(set(arch)):
-                raise TableError(f"{vwhere}: arch_list must be ascending without duplicates")
-            ptx = tuple(known_cc(v, vwhere, "ptx") for v in r.array(ventry.get("ptx", []), f"{vwhere}.ptx"))
-            if list(ptx) != sorted(set(ptx)):
-                raise TableError(f"{vwhere}: ptx must be ascending without duplicates")
-            buildable(arch, cuda, vwhere, "arch_list")
-            buildable(ptx, cuda, vwhere, "ptx")
             evidence = ventry.get("evidence", "")
             if evidence not in _EVIDENCE:
                 raise TableError(f"{vwhere}: evidence {evidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
+            arch, ptx = code_lists(ventry, cuda, vwhere, may_be_empty=evidence == "unverified")
+            platforms = platform_list(ventry.get("platforms", []), f"{vwhere}.platforms")
+            first_patch = ventry.get("first_patch")
+            if first_patch is not None and (
+                not isinstance(first_patch, str) or not _FULL_RELEASE_RE.match(first_patch)
+                or not first_patch.startswith(version + ".")
+            ):
+                raise TableError(f"{vwhere}: first_patch {first_patch!r} must be {version}.PATCH")
+            if first_patch is not None and _patch(first_patch) > _patch(full):
+                raise TableError(f"{vwhere}: first_patch {first_patch} is newer than full_version {full}")
+            builds = []
+            builds_raw = r.obj(ventry.get("platform_builds", {}), f"{vwhere}.platform_builds")
+            for platform, bentry in builds_raw.items():
+                bwhere = f"{vwhere}.platform_builds[{platform}]"
+                if platform not in PLATFORMS:
+                    raise TableError(f"{bwhere}: platform must be one of {', '.join(PLATFORMS)}")
+                if platforms and platform not in platforms and not (
+                    "linux" in platforms and platform.startswith("linux-")
+                ):
+                    raise TableError(f"{bwhere}: the variant is not listed for {platform} (platforms)")
+                bentry = r.obj(bentry, bwhere)
+                bevidence = bentry.get("evidence", "")
+                if bevidence not in _EVIDENCE or not bevidence:
+                    raise TableError(f"{bwhere}: evidence {bevidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
+                barch, bptx = code_lists(bentry, cuda, bwhere, may_be_empty=bevidence == "unverified")
+                builds.append(
+                    PlatformBuild(
+                        platform=platform, arch_list=barch, ptx=bptx, evidence=bevidence,
+                        source=r.source(bentry, bwhere), note=str(bentry.get("note", "")),
+                    )
+                )
+            inferred_from = ventry.get("inferred_from", "")
+            if not isinstance(inferred_from, str) or (evidence == "inferred") != bool(inferred_from):
+                raise TableError(f"{vwhere}: inferred_from must name the release and variant an inferred arch list comes from (and only then)")
             cudnn = ventry.get("cudnn")
             if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*$", cudnn)):
                 raise TableError(f"{vwhere}: cudnn {cudnn!r} must be a dotted version")
@@ -378,6 +422,10 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                     source=r.source(ventry, vwhere),
                     evidence=evidence,
                     note=str(ventry.get("note", "")),
+                    platforms=platforms,
+                    first_patch=first_patch,
+                    platform_builds=tuple(builds),
+                    inferred_from=inferred_from,
                 )
             )
         if not variants:
@@ -396,6 +444,9 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 source=r.source(entry, where),
                 note=str(entry.get("note", "")),
                 variants_complete=_flag(entry, "variants_complete", where, default=True),
+                default_wheel_platforms=platform_list(
+                    entry.get("default_wheel_platforms", []), f"{where}.default_wheel_platforms"
+                ),
             )
         )
     if not releases:
@@ -492,7 +543,23 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
 
 
 _TEMPLATE_FIELDS = set(TEMPLATE_GROUPS)
-_EVIDENCE = ("", "binary", "build-script", "third-party")
+_EVIDENCE = ("",) + EVIDENCE_LEVELS
+
+
+def _patch(full_version: str) -> int:
+    return int(full_version.rsplit(".", 1)[1])
+
+
+def platform_list(value: Any, where: str) -> tuple[str, ...]:
+    """A list of platform names (PLATFORM_WORDS), each once."""
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise TableError(f"{where}: expected a list of platform names")
+    for platform in value:
+        if platform not in PLATFORM_WORDS:
+            raise TableError(f"{where}: unknown platform {platform!r} (one of {', '.join(PLATFORM_WORDS)})")
+    if len(set(value)) != len(value):
+        raise TableError(f"{where}: a platform is listed twice")
+    return tuple(value)
 
 
 def parse_family(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence, TypeVar
 
-from ..compat.table import CompatTable, GpuModel, WheelVariant
+from ..compat.table import CompatTable, GpuModel, WheelVariant, host_platform
 from ..model.facts import NVML_OK, GpuFacts, HostFacts, SystemFacts
 from ..model.record import field, record
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
@@ -65,6 +65,8 @@ class HostView:
     planned: bool  # the driver or a GPU was given with --driver/--gpu: this is a plan, not this host
     system: Optional[SystemFacts]  # the OS facts, when they describe the host being judged
     visibility: Visibility  # what CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER leave CUDA
+    # The host's platform as the table names it ("linux-x86_64", "windows"); None when unknown.
+    platform: Optional[str]
     # Each GPU's compute capability and catalogue entry, by id() of its GpuFacts, beside the object
     # itself: an id is only that object's while it lives, so a look-up checks it is the same one
     # (a GPU from elsewhere, or from a copy of these facts, is looked up afresh).
@@ -94,6 +96,7 @@ class HostView:
             planned=what_if_driver or any(gpu.source == "what-if" for gpu in facts.gpus),
             system=None if what_if_driver else facts.system,
             visibility=visibility_of(facts),
+            platform=host_platform(facts.system.os, facts.system.machine) if facts.system else None,
             _gpus=gpus,
         )
 

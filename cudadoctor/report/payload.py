@@ -43,6 +43,20 @@ def recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
         "pip_command": pip_command(rec),
         "why": rec.why,
         "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
+        **_certainty(rec),
+        "evidence": rec.evidence,
+        "install_version": rec.install_version,
+        "first_patch": rec.first_patch,
+    }
+
+
+def _certainty(rec: Recommendation) -> dict[str, Any]:
+    """How sure the verdict is: the host platform judged for, and what the table does not settle."""
+    return {
+        "platform": rec.platform,
+        "unverified_variants": list(rec.unverified),
+        "inferred_variants": list(rec.inferred),
+        "notes": list(rec.notes),
     }
 
 
@@ -55,13 +69,16 @@ def no_recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
         "why": rec.why,
         "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
         "fixes": list(rec.fixes),
+        **_certainty(rec),
     }
 
 
 def pip_command(rec: Recommendation) -> Optional[str]:
     if not rec.found or not rec.wheel_index_url:
         return None
-    return f"pip install 'torch=={rec.torch}.*' --index-url {rec.wheel_index_url}"
+    # A variant that appeared in a later patch release is pinned to that patch ('torch==2.12.1').
+    pin = rec.first_patch or f"{rec.torch}.*"
+    return f"pip install 'torch=={pin}' --index-url {rec.wheel_index_url}"
 
 
 def table_payload(table: CompatTable) -> dict[str, Any]:

@@ -115,6 +115,8 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
     if show_rejected:
         for rejection in rec.rejected:
             console.print(indented(f"  {rejection.variant}: {rejection.reason}", "dim"))
+    for note in rec.notes:  # what the verdict rests on that is less than a read binary
+        console.print(indented(f"  note: {note}", "yellow"))
 
 
 def render_check(console: Console, result: CheckResult) -> None:
