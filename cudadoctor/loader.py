@@ -65,6 +65,7 @@ def load_table(path: Optional[str] = None) -> CompatTable:
     """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
     from .compat.validate import parse_table, reject_duplicate_keys
 
+    explicit = path or os.environ.get(TABLE_ENV)
     path = table_path(path)
     text = read_user_file(path, "table", TableError)
     try:
@@ -75,6 +76,10 @@ def load_table(path: Optional[str] = None) -> CompatTable:
         raise TableError(f"table {path}: {exc}") from None
     except RecursionError:
         raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
+    if not explicit:  # the overlay of `table update` lies over the shipped table; --table FILE wins
+        from .overlay import with_overlay
+
+        data, path = with_overlay(data, path)
     try:
         return parse_table(data, path)
     except TableError as exc:

@@ -40,6 +40,15 @@ def _isolate_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
+@pytest.fixture(autouse=True)
+def _isolate_table_overlay(
+    _isolate_environment: None, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test reads the caller's table overlay (`cudadoctor table update` in ~/.cache): each test gets an
+    empty cache directory of its own ($CUDADOCTOR_CACHE, inherited by the subprocesses it starts)."""
+    monkeypatch.setenv("CUDADOCTOR_CACHE", str(tmp_path_factory.mktemp("cudadoctor-cache")))
+
+
 # ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------
 
 

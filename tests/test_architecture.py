@@ -33,9 +33,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "recommend": frozenset({"model", "compat", "host"}),
     "doctor": frozenset({"model", "compat", "host", "rules", "recommend"}),
     "probe": frozenset({"model", ROOT}),  # ROOT for __version__
-    "loader": frozenset({"model", "compat"}),
+    "loader": frozenset({"model", "compat", "overlay"}),
+    # The table overlay in the user cache (`table update`): reads and writes that one file.
+    "overlay": frozenset({"model", "compat"}),
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "probe", "loader", "report", ROOT}),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "probe", "loader", "overlay", "report", ROOT}),
     ROOT: frozenset(),
     MAIN: frozenset({"cli"}),
 }

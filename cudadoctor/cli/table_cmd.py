@@ -1,4 +1,5 @@
-"""`cudadoctor table`: browse the compatibility table, or validate one."""
+"""`cudadoctor table`: browse the compatibility table, or validate one; `cudadoctor table update`
+refreshes it from PyTorch's wheel index (an overlay in the user cache)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .inputs import emit_json, load_table_or_fail
 from .options import families_options, non_empty, table_options
 
 
-@click.command("table")
+@click.group("table", invoke_without_command=True)
 @click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="One PyTorch release: variants, arch lists, minimum drivers, default wheel.")
 @click.option("--gpu", "gpu_name", metavar="NAME", callback=non_empty, help="One GPU product (or compute capability) and the builds that run on it.")
 @click.option("--gpus", "list_gpus", is_flag=True, help="The GPU catalog.")
@@ -20,8 +21,16 @@ from .options import families_options, non_empty, table_options
 @table_options
 @families_options
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
-def table(**options: Any) -> None:
-    """Browse the compatibility table (driver rows, PyTorch builds, GPUs, sources) or validate one."""
+@click.pass_context
+def table(ctx: click.Context, **options: Any) -> None:
+    """Browse the compatibility table (driver rows, PyTorch builds, GPUs, sources) or validate one.
+
+    `cudadoctor table update` refreshes it from PyTorch's wheel index."""
+    if ctx.invoked_subcommand is not None:
+        given = [name for name, value in options.items() if value]
+        if given:
+            raise InputError(f"give the options of `table {ctx.invoked_subcommand}` after it, not before")
+        return
     torch_release, gpu_name = options["torch_release"], options["gpu_name"]
     list_gpus, list_sources, validate_path = options["list_gpus"], options["list_sources"], options["validate_path"]
     views = [name for name, given in (("--torch", torch_release), ("--gpu", gpu_name), ("--gpus", list_gpus),
@@ -81,3 +90,31 @@ def _resolve_gpu_name(loaded: Any, name: str) -> Any:
         return resolve_gpu_spec(name, loaded)
     except WhatIfError as exc:
         raise InputError(str(exc)) from None
+
+
+@table.command("update")
+@click.option("--index-url", "index_url", metavar="URL", callback=non_empty,
+              help="The wheel index root whose URL/torch/ page lists the torch wheels (default: PyTorch's, from the table's wheel_index).")
+@click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=20.0, show_default=True,
+              help="Seconds for the whole download.")
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+@click.option("--clear", is_flag=True, help="Remove the overlay: back to the shipped table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def update(index_url: str | None, timeout: float, dry_run: bool, clear: bool, as_json: bool) -> None:
+    """Refresh the table from PyTorch's wheel index: new releases, variants and platforms, written as an
+    overlay to the user cache that every later command merges over the shipped table."""
+    from ..overlay import clear_overlay, overlay_path
+
+    where = overlay_path()
+    if clear:
+        if index_url or dry_run:
+            raise InputError("give --clear on its own")
+        removed = clear_overlay(where)
+        if as_json:
+            emit_json({"overlay_path": where, "removed": removed})
+        else:
+            click.echo(f"removed the table overlay {where}" if removed else f"no table overlay at {where}")
+        return
+    from . import table_update
+
+    table_update.run(index_url, timeout, dry_run, as_json, where)

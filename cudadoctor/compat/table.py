@@ -548,6 +548,11 @@ class CompatTable:
     def wheel_index_url(self, variant: str) -> str:
         return self.wheel_index_template.format(variant=variant)
 
+    def wheel_index_root(self) -> str:
+        """The index whose ``torch/`` page lists every variant's wheels: the template's part before
+        ``{variant}`` (the default of `table update --index-url`; the URL lives only in the table)."""
+        return self.wheel_index_template.split("{variant}", 1)[0].rstrip("/")
+
 
 def _resolve_tag_values(
     table: CompatTable, family: ImageFamily, values: dict[str, str]

@@ -370,11 +370,14 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             cuda = r.parse(CudaVersion.parse, ventry.get("cuda"), vwhere, "cuda")
             if f"cu{cuda.major}{cuda.minor}" != name:
                 raise TableError(f"{vwhere}: cuda {cuda} does not match the variant name {name}")
-            if not has_driver_row(cuda):
-                raise TableError(f"{vwhere}: CUDA {cuda.major_minor} has no row in cuda_releases")
             evidence = ventry.get("evidence", "")
             if evidence not in _EVIDENCE:
                 raise TableError(f"{vwhere}: evidence {evidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
+            # A CUDA newer than the driver rows is judged by its major's minor-version floor; only a
+            # variant seen on the wheel index (inferred / unverified) may name one.
+            newer_than_rows = evidence in ("inferred", "unverified") and cuda.major in {m.cuda_major for m in minor}
+            if not has_driver_row(cuda) and not newer_than_rows:
+                raise TableError(f"{vwhere}: CUDA {cuda.major_minor} has no row in cuda_releases")
             arch, ptx = code_lists(ventry, cuda, vwhere, may_be_empty=evidence == "unverified")
             platforms = platform_list(ventry.get("platforms", []), f"{vwhere}.platforms")
             first_patch = ventry.get("first_patch")

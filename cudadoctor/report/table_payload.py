@@ -59,6 +59,22 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
         "evidence": variant.evidence,
         "note": variant.note,
         "source": _source(table, variant.source),
+        "verified": variant.verified,
+        "platforms": list(variant.platforms),  # empty: not restricted on record
+        "first_patch": variant.first_patch,
+        "install_version": release.install_version(variant),
+        "inferred_from": variant.inferred_from or None,
+        "platform_builds": [
+            {
+                "platform": build.platform,
+                "arch_list": [str(cc) for cc in build.arch_list],
+                "ptx": [str(cc) for cc in build.ptx],
+                "evidence": build.evidence,
+                "note": build.note,
+                "source": _source(table, build.source),
+            }
+            for build in variant.platform_builds
+        ],
     }
 
 
@@ -68,6 +84,9 @@ def release_view(table: CompatTable, release: PytorchRelease) -> dict[str, Any]:
         "full_version": release.full_version,
         "released": release.released,
         "default_variant": release.default_variant,
+        "default_wheel_platforms": list(release.default_wheel_platforms),
+        "unverified_variants": list(release.unverified_variants),
+        "inferred_variants": list(release.inferred_variants),
         "note": release.note,
         "variants": [variant_view(table, release, v) for v in release.variants],
         "source": _source(table, release.source),

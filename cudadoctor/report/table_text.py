@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..compat.table import CompatTable
+from ..compat.table import CompatTable, platform_label
 from .console import indented
 
 
@@ -59,6 +59,13 @@ def render_matrix(console: Console, table: CompatTable) -> None:
     console.print(matrix)
 
 
+def _code_summary(arch_list: list[str], ptx: list[str]) -> str:
+    if not arch_list:
+        return "arch list not on record (unverified: never recommended)"
+    sass = " ".join(f"sm_{cc.replace('.', '')}" for cc in arch_list)
+    return f"machine code for {sass}; PTX: " + (" ".join(f"compute_{cc.replace('.', '')}" for cc in ptx) or "none")
+
+
 def render_release(console: Console, view: dict[str, Any]) -> None:
     released = view["released"] or "date not recorded"
     console.print(
@@ -78,11 +85,20 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
         )
     console.print(grid)
     _print(console, "* the default wheel (plain `pip install torch`); drivers: full support (Table 3) and the minor-version floor", "dim")
+    if view.get("default_wheel_platforms"):
+        where = ", ".join(platform_label(p) for p in view["default_wheel_platforms"])
+        _print(console, f"PyPI's plain `torch` wheel is {view['default_variant']} on {where}; elsewhere it is CPU-only", "dim")
     for v in view["variants"]:
-        sass = " ".join(f"sm_{cc.replace('.', '')}" for cc in v["arch_list"])
-        ptx = " ".join(f"compute_{cc.replace('.', '')}" for cc in v["ptx"]) or "none"
-        console.print(Text.assemble((v["name"], "bold"), f": machine code for {sass}; PTX: {ptx}"))
-        _print(console, f"  pip install torch=={view['full_version']} --index-url {v['wheel_index_url']}")
+        sass = _code_summary(v["arch_list"], v["ptx"])
+        console.print(Text.assemble((v["name"], "bold"), f": {sass}"))
+        where = ", ".join(platform_label(p) for p in v["platforms"]) if v["platforms"] else "every platform (none ruled out on record)"
+        first = f"; from {v['first_patch']} on (absent from {view['version']}.0)" if v["first_patch"] else ""
+        _print(console, f"  platforms: {where}{first}")
+        for build in v["platform_builds"]:
+            _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'])} ({build['evidence']})")
+        if v["inferred_from"]:
+            _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
+        _print(console, f"  pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")
         for image in v["images"]:
             _print(console, f"  image: {image}")
         if v["note"]:

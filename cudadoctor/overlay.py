@@ -1,0 +1,105 @@
+"""The table overlay `cudadoctor table update` writes to the user cache, and the shipped table with it.
+
+Where: ``$CUDADOCTOR_CACHE``, else ``$XDG_CACHE_HOME/cudadoctor``, else ``~/.cache/cudadoctor``.
+The overlay is replaced atomically (temporary file in the same directory, fsync, rename), so a
+reader sees the old overlay or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Mapping, Optional
+
+from .compat.table import TableError
+from .compat.wheel_index import merge_overlay
+
+CACHE_ENV = "CUDADOCTOR_CACHE"
+OVERLAY_NAME = "table-overlay.json"
+
+
+def cache_dir(environ: Optional[Mapping[str, str]] = None) -> str:
+    environ = os.environ if environ is None else environ
+    if environ.get(CACHE_ENV):
+        return environ[CACHE_ENV]
+    if environ.get("XDG_CACHE_HOME"):
+        return os.path.join(environ["XDG_CACHE_HOME"], "cudadoctor")
+    return os.path.join(os.path.expanduser("~"), ".cache", "cudadoctor")
+
+
+def overlay_path(environ: Optional[Mapping[str, str]] = None) -> str:
+    return os.path.join(cache_dir(environ), OVERLAY_NAME)
+
+
+def read_overlay(path: Optional[str] = None) -> Optional[dict[str, Any]]:
+    """The overlay's JSON, None when there is none; TableError (one line) when it cannot be read."""
+    path = path or overlay_path()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TableError(f"table overlay {path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); "
+                         "run `cudadoctor table update --clear`") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise TableError(f"table overlay {path}: not valid JSON; run `cudadoctor table update --clear`") from None
+    if not isinstance(data, dict):
+        raise TableError(f"table overlay {path}: not an overlay; run `cudadoctor table update --clear`")
+    return data
+
+
+def write_overlay(data: dict[str, Any], path: Optional[str] = None) -> str:
+    """Replace the overlay atomically; returns its path. OSError propagates (the caller words it)."""
+    path = path or overlay_path()
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".table-overlay.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, sort_keys=False)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    try:  # the rename itself survives a crash only once the directory is synced
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    return path
+
+
+def clear_overlay(path: Optional[str] = None) -> bool:
+    """Remove the overlay; False when there was none."""
+    try:
+        os.unlink(path or overlay_path())
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def with_overlay(data: Any, path: str) -> tuple[Any, str]:
+    """(the table JSON with the overlay merged, the path to name in messages). loader.load_table calls
+    this for the shipped table only: ``--table FILE`` / ``$CUDADOCTOR_TABLE`` is used as it is. The
+    merge itself is pure (compat/wheel_index.py)."""
+    where = overlay_path()
+    overlay = read_overlay(where)
+    if overlay is None or not isinstance(data, dict):
+        return data, path
+    try:
+        return merge_overlay(data, overlay), f"{path} + overlay {where}"
+    except TableError as exc:
+        raise TableError(f"table overlay {where}: {exc}") from None
