@@ -35,6 +35,8 @@ def overlay_path(environ: Optional[Mapping[str, str]] = None) -> str:
 def read_overlay(path: Optional[str] = None) -> Optional[dict[str, Any]]:
     """The overlay's JSON, None when there is none; TableError (one line) when it cannot be read."""
     path = path or overlay_path()
+    if not os.path.isfile(path):  # none there (or a cache directory this user cannot see into)
+        return None
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()

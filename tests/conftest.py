@@ -47,6 +47,8 @@ def _isolate_table_overlay(
     """No test reads the caller's table overlay (`cudadoctor table update` in ~/.cache): each test gets an
     empty cache directory of its own ($CUDADOCTOR_CACHE, inherited by the subprocesses it starts)."""
     monkeypatch.setenv("CUDADOCTOR_CACHE", str(tmp_path_factory.mktemp("cudadoctor-cache")))
+    # The table's age is judged at a fixed date, so no test's findings change as the calendar moves on.
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-12-01")
 
 
 # ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------

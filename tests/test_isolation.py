@@ -12,6 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_")
 HARNESS_PREFIX = "CUDADOCTOR_TEST_"  # the harness's own settings (CUDADOCTOR_TEST_DOCKER_HOST) stay
+PINNED = ("CUDADOCTOR_CACHE", "CUDADOCTOR_TODAY")  # set by conftest to fixed, per-test values
 
 # Read when pytest imports this module, before any fixture has run: what the caller's shell passed.
 INHERITED = frozenset(os.environ)
@@ -28,8 +29,14 @@ CLI_TESTS = " or ".join(
 
 
 def test_no_isolated_variable_reaches_a_test():
-    leaked = sorted(name for name in os.environ if name.startswith(PREFIXES) and not name.startswith(HARNESS_PREFIX))
+    leaked = sorted(
+        name for name in os.environ
+        if name.startswith(PREFIXES) and not name.startswith(HARNESS_PREFIX) and name not in PINNED
+    )
     assert leaked == [], f"inherited from the caller's environment: {leaked}"
+    # conftest pins these itself: an empty overlay cache of the test's own, and the table's clock
+    assert os.environ["CUDADOCTOR_TODAY"] == "2026-12-01"
+    assert "cudadoctor-cache" in os.environ["CUDADOCTOR_CACHE"]
     for name in filter(None, os.environ.get(EXPECT_REMOVED, "").split(",")):
         assert name in INHERITED, f"{name} was not in the environment pytest started with"
         assert name not in os.environ, f"{name} reached the test"

@@ -213,7 +213,10 @@ def test_validate_and_table_together_is_a_usage_error():
     assert run.exit_code == 2 and "not both" in run.stderr
 
 
-def test_no_fit_on_a_partly_recorded_release_says_so():
-    rec = run_cli("recommend", "--image", "--format", "json", "--torch", "2.14", "--driver", "575.51.03", "--gpu", "A100")
+def test_no_fit_on_a_release_with_unverified_variants_says_so():
+    rec = run_cli("recommend", "--image", "--format", "json", "--torch", "2.15", "--driver", "580.65.06", "--gpu", "V100")
     assert rec.exit_code == 1
-    assert "the table records only cu130 of this release" in rec.json()["no_recommendation"]["why"]
+    no_fit = rec.json()["no_recommendation"]
+    assert no_fit["unverified_variants"] == ["cu130"]
+    assert any("cu130" in note and "never offered" in note for note in no_fit["notes"])
+    assert {r["variant"]: r["reason"] for r in no_fit["rejected"]}["cu130"].endswith("(unverified)")

@@ -67,7 +67,7 @@ def host(fake_nvml_env, fake_cuda_lib, tmp_path):
 
 
 def test_matching_kernel_module_and_library_give_no_driver_findings(host):
-    run = host()
+    run = host(args=("--torch", "2.14"))  # cu130: fully supported by the 580 driver (2.15's cu132 needs 595)
     assert run.status == 0, run.data["findings"]
     assert {"nvml-ok", "gpu-ok", "driver-ok"} <= run.codes
     assert not {"nvml-driver-mismatch", "driver-device-nodes-missing", "driver-uvm-missing"} & run.codes
@@ -175,14 +175,14 @@ def test_stub_libcuda_loaded(host):
 
 
 def test_data_center_gpu_on_old_branch_can_use_cuda_compat(host):
-    run = host(host_config(driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, args=("--variant", "cu130"))
+    run = host(host_config(driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, args=("--torch", "2.14", "--variant", "cu130"))
     assert "driver-too-old" in run.codes
     finding = run.find("driver-forward-compat-available")
     assert "cuda-compat-13-0" in finding["title"] and "cuda-compat-13-0" in finding["hint"]
 
 
 def test_consumer_gpu_cannot_use_cuda_compat(host):
-    run = host(host_config(RTX4090, driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, args=("--variant", "cu130"))
+    run = host(host_config(RTX4090, driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, args=("--torch", "2.14", "--variant", "cu130"))
     finding = run.find("driver-forward-compat-unavailable")
     assert "forward compatibility was attempted on non supported HW" in finding["detail"]
 
@@ -271,7 +271,7 @@ def test_indexes_over_mixed_gpus_without_pci_order(host):
 
 
 def test_hint_uses_physical_ordinals_of_the_visible_gpus(host):
-    run = host(host_config({}, V100, {}), env={"CUDA_VISIBLE_DEVICES": "1,2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}, args=("--variant", "cu130"))
+    run = host(host_config({}, V100, {}), env={"CUDA_VISIBLE_DEVICES": "1,2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}, args=("--torch", "2.14", "--variant", "cu130"))
     blocked = run.find("gpu-arch-not-built")
     assert blocked["gpu_index"] == 1 and "CUDA_VISIBLE_DEVICES=2." in blocked["hint"]
 

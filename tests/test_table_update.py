@@ -326,3 +326,26 @@ def test_inference_prefers_the_same_cuda_then_the_nearest_lower_of_the_major():
     assert infer_from(releases, "2.16", "12.6")[1] == "2.14 cu126"
     assert infer_from(releases, "2.16", "13.4")[1] == "2.15 cu132"
     assert infer_from(releases, "2.16", "14.0") is None  # no 14.x anywhere: nothing to infer from
+
+
+def test_progress_is_shown_on_a_terminal_only(server):
+    # Piped (every other test here): stderr stays empty. On a terminal a progress line appears.
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "table", "update", "--index-url", f"{server}/html"],
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    assert b"downloading the index:" in seen and b"KiB" in seen

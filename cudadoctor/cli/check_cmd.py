@@ -8,7 +8,7 @@ import click
 
 from ..model.record import replace
 from .errors import InputError
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 from .options import container_options, families_options, host_options, non_empty, table_options, target_options
 
 
@@ -35,7 +35,8 @@ def check(ctx: click.Context, **options: Any) -> None:
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(
-        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
+        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
+        today=today_or_fail(), newer_ok=True,
     )
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
     image_facts = None

@@ -56,6 +56,23 @@ def request_or_fail(table: "CompatTable", **values: Any) -> "Request":
         raise InputError(str(exc)) from None
 
 
+TODAY_ENV = "CUDADOCTOR_TODAY"
+
+
+def today_or_fail() -> Optional[str]:
+    """$CUDADOCTOR_TODAY (YYYY-MM-DD): the date the table's age is judged at; unset, the facts' probe time is."""
+    import datetime
+    import os
+
+    text = os.environ.get(TODAY_ENV)
+    if not text:
+        return None
+    try:
+        return datetime.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise InputError(f"${TODAY_ENV} {text[:40]!r}: expected a date written YYYY-MM-DD") from None
+
+
 def gather_facts(
     table: "CompatTable", snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False
 ) -> "HostFacts":

@@ -44,7 +44,7 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     except (IndexPageError, TableError) as exc:
         raise InputError(f"table update: {page_url}: {exc}; the previous overlay is unchanged") from None
     changes = overlay_changes(overlay)
-    before = set(overlay_changes(previous)) if _usable(previous) else set()
+    before = set(overlay_changes(previous)) if previous is not None and _usable(previous) else set()
     new = [line for line in changes if line not in before]
     if not dry_run:
         try:

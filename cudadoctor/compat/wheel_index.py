@@ -254,9 +254,9 @@ def derive_overlay(
         if rel not in added_releases:
             added_variants.append(dict(entry, release=item.release))
     for version, known in by_version.items():
-        newest = patches.get(version, ())
-        if newest and rel_is_shipped(version, added_releases) and _key(newest[-1]) > _key(known["full_version"]):
-            full_versions[version] = newest[-1]
+        on_index = patches.get(version, ())
+        if on_index and rel_is_shipped(version, added_releases) and _key(on_index[-1]) > _key(known["full_version"]):
+            full_versions[version] = on_index[-1]
     return {
         "format": OVERLAY_FORMAT,
         "version": OVERLAY_VERSION,
@@ -304,7 +304,7 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
         raise TableError("not a cudadoctor table overlay (run `cudadoctor table update --clear`)")
     if overlay.get("version") != OVERLAY_VERSION:
         raise TableError(f"overlay version {overlay.get('version')!r} is not {OVERLAY_VERSION} (run `cudadoctor table update`)")
-    merged = json.loads(json.dumps(table))
+    merged: dict[str, Any] = json.loads(json.dumps(table))
     releases = merged.setdefault("pytorch_releases", [])
     by_version = {r.get("version"): r for r in releases if isinstance(r, dict)}
     for key in ("releases", "variants"):

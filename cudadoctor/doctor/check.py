@@ -69,6 +69,9 @@ def check(
             target_cuda = CudaVersion.parse(target.cuda)
         except VersionError:  # an image's CUDA_VERSION is its own text; the checks skip what they cannot read
             pass
-    context = CheckContext(host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host))
+    context = CheckContext(
+        host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host),
+        today=request.today, requested_release=request.newer_release,
+    )
     findings = run_checks(checks, context)
     return CheckResult(facts, target, recommendation, findings)

@@ -34,6 +34,9 @@ class Request:
     image: Optional["ImageRef"] = None  # an image to judge (--image)
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings to evaluate (--require)
     min_memory_bytes: Optional[int] = None  # warn below this much GPU memory (--min-memory)
+    # A --torch newer than every release the table knows (check only): judged as the newest one, and said.
+    newer_release: Optional[str] = None
+    today: Optional[str] = None  # the date the run happens (YYYY-MM-DD), for the table's age; None: not judged
 
 
 def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:
@@ -46,7 +49,20 @@ def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchReleas
     known = ", ".join(r.version for r in table.pytorch_releases)
     if not _RELEASE_TEXT.match(text):
         raise RequestError(f"invalid --torch {version!r}: expected a PyTorch release such as 2.5 (known: {known})")
+    if is_newer_than_table(table, text):
+        raise RequestError(
+            f"PyTorch {text} is newer than the table knows ({known}): run `cudadoctor table update` to read it "
+            "from PyTorch's wheel index (or give a newer table with --table)"
+        )
     raise RequestError(f"unknown PyTorch release {version!r}: the table knows {known} (a newer table can be given with --table)")
+
+
+def is_newer_than_table(table: CompatTable, text: str) -> bool:
+    parts = text.strip().split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) > table.newest_release.key[:2]
+    except (IndexError, ValueError):
+        return False
 
 
 def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
@@ -129,12 +145,19 @@ def resolve_request(
     requirements: Sequence[str] = (),
     min_memory: Optional[str] = None,
     values: Optional[UserValues] = None,
+    today: Optional[str] = None,
+    newer_ok: bool = False,
 ) -> Request:
     """Check every requested value and resolve it against the table; raises RequestError.
     ``values`` are the already checked image, requirements and memory (parse_user_values)."""
     if values is None:
         values = parse_user_values(image, variant, requirements, min_memory)
     ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
+    newer = None
+    if newer_ok and torch and _RELEASE_TEXT.match(torch.strip()) and table.release(torch.strip()) is None \
+            and table.release(".".join(torch.strip().split(".")[:2])) is None and is_newer_than_table(table, torch):
+        # `check --torch 2.99`: judged as the newest release the table knows; table-outdated says so
+        newer, torch = torch.strip(), None
     release = resolve_release(table, torch)
     image_family = resolve_family(table, family)
     pinned = None
@@ -143,12 +166,19 @@ def resolve_request(
         if pinned is None:
             known = ", ".join(v.name for v in release.variants)
             raise RequestError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
+        if not pinned.verified:
+            raise RequestError(
+                f"PyTorch {release.version} {pinned.name}: no source settles which GPUs its wheels carry code for "
+                "(unverified in the table); pick another --variant or --torch"
+            )
     return Request(
         release=release,
         family=image_family,
-        release_explicit=bool(torch),
+        release_explicit=bool(torch) or newer is not None,
         variant=pinned,
         image=ref,
         requirements=required,
         min_memory_bytes=min_memory_bytes,
+        newer_release=newer,
+        today=today,
     )

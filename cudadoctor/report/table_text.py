@@ -51,9 +51,13 @@ def render_overview(console: Console, table: CompatTable) -> None:
 
 
 def render_matrix(console: Console, table: CompatTable) -> None:
-    matrix = _table("PyTorch releases and their CUDA variants (* = default wheel on the public index)", "torch", "variants", "cuDNN")
+    matrix = _table(
+        "PyTorch releases and their CUDA variants (* = default wheel on the public index; (cuNNN) = arch list unverified)",
+        "torch", "variants", "cuDNN",
+    )
     for release in table.pytorch_releases:
-        names = [f"{v.name}*" if v.name == release.default_variant else v.name for v in release.variants]
+        names = [f"{v.name}*" if v.name == release.default_variant else v.name if v.verified else f"({v.name})"
+                 for v in release.variants]
         cudnn = sorted({v.cudnn for v in release.variants if v.cudnn})
         _row(matrix, release.full_version, " ".join(names), ", ".join(cudnn) or "?")
     console.print(matrix)

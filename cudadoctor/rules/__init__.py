@@ -12,7 +12,7 @@ import importlib
 from typing import Callable, Iterable
 
 from ..model.findings import Finding
-from . import driver, environment, gpu, kernel, nvml, torch
+from . import driver, environment, gpu, kernel, nvml, table, torch
 from .context import Check, CheckContext
 
 # Report groups, in the order the text report shows them: (key, heading).
@@ -66,6 +66,7 @@ CHECKS: tuple[Check, ...] = (
     Check("gpu-memory", "gpu", "gpu", gpu.check_memory),
     Check("gpu-capabilities", "gpu", "gpu", gpu.check_capabilities),
     Check("torch", "torch", "torch", torch.check_torch),
+    Check("table-current", "environment", "environment", table.check_table_current),
     Check("docker", "docker", "docker", _container_check("docker", "check_docker")),
     Check("image", "image", "image", _container_check("image", "check_image")),
     Check("requirements", "image", "image", _container_check("image", "check_requirements")),

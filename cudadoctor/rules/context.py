@@ -29,6 +29,8 @@ class CheckContext:
     target: Optional[Target]
     target_cuda: Optional[CudaVersion]  # the target's CUDA version, parsed (None: an image that does not say)
     first_fit: FirstFit
+    today: Optional[str] = None  # the run's date (YYYY-MM-DD) from the request: the clock is an input
+    requested_release: Optional[str] = None  # a --torch newer than the table knows
 
     @property
     def facts(self) -> HostFacts:
