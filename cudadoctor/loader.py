@@ -76,14 +76,16 @@ def load_table(path: Optional[str] = None) -> CompatTable:
         raise TableError(f"table {path}: {exc}") from None
     except RecursionError:
         raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
+    overlay = None
     if not explicit:  # the overlay of `table update` lies over the shipped table; --table FILE wins
         from .overlay import with_overlay
 
-        data, path = with_overlay(data, path)
+        data, overlay = with_overlay(data)
     try:
         return parse_table(data, path)
     except TableError as exc:
-        raise TableError(f"table {path}: {exc}") from None
+        merged = f" with the overlay {overlay} (`cudadoctor table update --clear` removes it)" if overlay else ""
+        raise TableError(f"table {path}{merged}: {exc}") from None
 
 
 def load_families(path: str, table: CompatTable) -> CompatTable:

@@ -93,15 +93,15 @@ def clear_overlay(path: Optional[str] = None) -> bool:
     return True
 
 
-def with_overlay(data: Any, path: str) -> tuple[Any, str]:
-    """(the table JSON with the overlay merged, the path to name in messages). loader.load_table calls
+def with_overlay(data: Any) -> tuple[Any, Optional[str]]:
+    """(the table JSON with the overlay merged, the overlay's path; None when there is none). loader.load_table calls
     this for the shipped table only: ``--table FILE`` / ``$CUDADOCTOR_TABLE`` is used as it is. The
     merge itself is pure (compat/wheel_index.py)."""
     where = overlay_path()
     overlay = read_overlay(where)
     if overlay is None or not isinstance(data, dict):
-        return data, path
+        return data, None
     try:
-        return merge_overlay(data, overlay), f"{path} + overlay {where}"
+        return merge_overlay(data, overlay), where
     except TableError as exc:
         raise TableError(f"table overlay {where}: {exc}") from None

@@ -377,3 +377,18 @@ def test_features(table):
     by_name = {f.name: str(f.min_cc) for f in table.features}
     assert by_name["tensor cores"] == "7.0" and by_name["bf16"] == "8.0" and by_name["FP8"] == "8.9"
     assert by_name["torch.compile GPU backend (Triton)"] == "7.0"  # torch/utils/_triton.py: major >= 7
+
+
+def test_cu129_wheels_are_on_record_for_linux_only():
+    # Source: a third-party table (Linux x86_64 cu129 wheels of 2.9) and sgl-project/sglang PR 16802, which
+    # installs torch==2.9.1+cu129 on GB200 (aarch64); pytorch/pytorch issue 185269: SGLang (Linux) depends on
+    # the 2.11 cu129 binary. No Windows cu129 wheel is on record, so none is offered there.
+    assert table_platforms("2.9", "cu129") == ("linux-x86_64", "linux-aarch64")
+    assert table_platforms("2.11", "cu129") == ("linux",)
+    assert table_platforms("2.12", "cu129") == ("linux",)
+
+
+def table_platforms(version, name):
+    from cudadoctor.loader import load_table
+
+    return load_table().release(version).variant(name).platforms

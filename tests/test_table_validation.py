@@ -195,3 +195,31 @@ def test_default_target_is_the_newest_release(tmp_path):
     path.write_text(json.dumps(broken), encoding="utf-8")
     result = _cli("table", "--validate", str(path))
     assert result.returncode == 2 and "'variants_complete' must be true or false" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "change,words",
+    [
+        (lambda v: v.update(platforms=["linux-riscv64"]), "unknown platform 'linux-riscv64'"),
+        (lambda v: v.update(platforms=["windows", "windows"]), "a platform is listed twice"),
+        (lambda v: v.update(first_patch="2.13.0"), "first_patch '2.13.0' must be 2.12.PATCH"),
+        (lambda v: v.update(first_patch="2.12.7"), "first_patch 2.12.7 is newer than full_version 2.12.1"),
+        (lambda v: v.update(arch_list=[]), "arch_list is empty"),
+        (lambda v: v.update(evidence="inferred"), "inferred_from must name"),
+        (lambda v: v.update(inferred_from="2.11 cu130"), "inferred_from must name"),
+        (lambda v: v.update(evidence="rumour"), "evidence 'rumour' must be one of"),
+        (lambda v: v["platform_builds"].update({"macos": v["platform_builds"]["linux-aarch64"]}), "platform must be one of"),
+        (lambda v: v["platform_builds"]["linux-aarch64"].update(arch_list=["7.0"]), "outside what CUDA 13.0 can build"),
+        (lambda v: v.update(platforms=["windows"]), "the variant is not listed for linux-aarch64"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_platform_and_patch_fields_are_validated(tmp_path, change, words):
+    # docs/table.md, "Rules --validate enforces": platforms, first_patch, platform_builds, evidence levels.
+    data = copy.deepcopy(SHIPPED)
+    change(_variant(data, "2.12", "cu130"))
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = _cli("table", "--validate", str(path))
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -22,7 +22,7 @@ from .options import families_options, non_empty, table_options
 @families_options
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @click.pass_context
-def table(ctx: click.Context, **options: Any) -> None:
+def table(ctx: click.Context, /, **options: Any) -> None:
     """Browse the compatibility table (driver rows, PyTorch builds, GPUs, sources) or validate one.
 
     `cudadoctor table update` refreshes it from PyTorch's wheel index."""

@@ -82,7 +82,8 @@ def pip_command(rec: Recommendation) -> Optional[str]:
 
 
 def table_payload(table: CompatTable) -> dict[str, Any]:
-    return {"path": table.path, "updated": table.updated, "schema": table.schema}
+    overlay = table.raw.get("overlay") if isinstance(table.raw, dict) else None
+    return {"path": table.path, "updated": table.updated, "schema": table.schema, "overlay": overlay}
 
 
 def check_payload(result: CheckResult, table: CompatTable) -> dict[str, Any]:

@@ -47,7 +47,9 @@ def render_overview(console: Console, table: CompatTable) -> None:
         _row(floors, f"{row.cuda_major}.x", row.min_driver_linux, row.min_driver_windows or "n/a", row.nvidia_text)
     console.print(floors)
     render_matrix(console, table)
-    _print(console, f"Table {table.path}, updated {table.updated}. More: --torch X.Y, --gpu NAME, --gpus, --sources, --json.", "dim")
+    overlay = table.raw.get("overlay") if isinstance(table.raw, dict) else None
+    merged = f" with the overlay from {overlay.get('index_url')} ({overlay.get('fetched_at')})" if isinstance(overlay, dict) else ""
+    _print(console, f"Table {table.path}{merged}, updated {table.updated}. More: --torch X.Y, --gpu NAME, --gpus, --sources, --json.", "dim")
 
 
 def render_matrix(console: Console, table: CompatTable) -> None:
