@@ -392,3 +392,20 @@ def table_platforms(version, name):
     from cudadoctor.loader import load_table
 
     return load_table().release(version).variant(name).platforms
+
+
+@pytest.mark.parametrize(
+    "version,name,cudnn",
+    [("2.12", "cu126", "9.10.2.21"), ("2.13", "cu126", "9.10.2.21"), ("2.13", "cu132", "9.20.0.48"),
+     ("2.14", "cu126", "9.10.2.21"), ("2.14", "cu132", "9.24.0.43")],
+    ids=lambda v: str(v),
+)
+def test_cudnn_of_release_matrix_variants(version, name, cudnn):
+    # Source: RELEASE.md's Release Compatibility Matrix rows for 2.13 (PR 187075) and 2.14 (PR 194367).
+    assert table_variant(version, name).cudnn == cudnn
+
+
+def table_variant(version, name):
+    from cudadoctor.loader import load_table
+
+    return load_table().release(version).variant(name)
