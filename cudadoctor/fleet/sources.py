@@ -1,0 +1,123 @@
+"""What a fleet source holds, told apart by its content: a cudadoctor host snapshot, a Kubernetes
+``List`` of ``Node`` objects (``kubectl get nodes -o json``) or a single ``Node``. Pure: parsed
+JSON in, fleet hosts out; reading files is the loader's job.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional, Union
+
+from ..model.facts import HostFacts
+from ..model.record import record
+from ..model.snapshot import SNAPSHOT_KIND, SnapshotError, snapshot_from_dict
+from .gfd import LabelError, facts_from_labels
+
+SNAPSHOT, NODE_LABELS = "snapshot", "node-labels"
+
+
+class SourceError(ValueError):
+    """A source (or one node in it) that cannot be read; the message names it and what is wrong."""
+
+
+@record
+class FleetHost:
+    """One node of the fleet: its name, where it was read, and its facts (None: no GPU labels, so
+    nothing to judge: the fleet counts it as unknown)."""
+
+    name: str
+    source: str  # the file (or "-" / "kubernetes") it was read from
+    origin: str  # SNAPSHOT or NODE_LABELS
+    facts: Optional[HostFacts]
+
+
+@record
+class SourceProblem:
+    """One entry of a collection that could not be read (the rest of it still counts)."""
+
+    source: str
+    error: str
+
+
+Item = Union[FleetHost, SourceProblem]
+
+
+def kind_of(data: Any) -> str:
+    """``snapshot``, ``node-list`` or ``node``; SourceError for anything else."""
+    if isinstance(data, dict):
+        if data.get("kind") == SNAPSHOT_KIND:
+            return "snapshot"
+        if data.get("kind") in ("List", "NodeList") and isinstance(data.get("items"), list):
+            return "node-list"
+        if data.get("kind") == "Node":
+            return "node"
+        if "kind" in data:
+            return f"kind {str(data.get('kind'))[:40]!r}"
+    return "unknown"
+
+
+def _labels(node: dict[str, Any], where: str) -> tuple[str, dict[str, str]]:
+    metadata = node.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise SourceError(f"{where}: a Node without metadata.name")
+    name = metadata["name"]
+    labels = metadata.get("labels") or {}
+    if not isinstance(labels, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise SourceError(f"{where}: node {name[:80]}: metadata.labels is not a map of strings")
+    return name, labels
+
+
+def node_host(node: Any, where: str) -> FleetHost:
+    if not isinstance(node, dict) or node.get("kind", "Node") != "Node":
+        raise SourceError(f"{where}: an item that is not a Node")
+    name, labels = _labels(node, where)
+    try:
+        facts = facts_from_labels(labels, hostname=name)
+    except LabelError as exc:
+        raise SourceError(f"{where}: node {name[:80]}: {exc}") from None
+    return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts)
+
+
+def snapshot_host(data: Any, where: str, fallback_name: str) -> FleetHost:
+    try:
+        facts = snapshot_from_dict(data)
+    except SnapshotError as exc:
+        raise SourceError(f"{where}: {exc}") from None
+    return FleetHost(name=facts.hostname or fallback_name, source=where, origin=SNAPSHOT, facts=facts)
+
+
+def hosts_in(data: Any, where: str, fallback_name: str) -> Iterator[Item]:
+    """The hosts of one parsed document. A bad node inside a list is one SourceProblem (the
+    others still count); a document that is none of the known kinds raises SourceError."""
+    kind = kind_of(data)
+    if kind == "snapshot":
+        yield snapshot_host(data, where, fallback_name)
+    elif kind == "node":
+        yield node_host(data, where)
+    elif kind == "node-list":
+        for i, item in enumerate(data["items"]):
+            try:
+                yield node_host(item, f"{where} (item {i})" if not _named(item) else where)
+            except SourceError as exc:
+                yield SourceProblem(where, str(exc))
+    else:
+        found = f" ({kind})" if kind != "unknown" else ""
+        raise SourceError(
+            f"{where}: neither a cudadoctor host snapshot nor a Kubernetes Node or node list{found}: "
+            "give `cudadoctor probe --json` output or `kubectl get nodes -o json`"
+        )
+
+
+def _named(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("metadata"), dict) and bool(item["metadata"].get("name"))
+
+
+def decode_source(text: str, where: str) -> Any:
+    """A source's JSON; SourceError naming ``where`` when it is not JSON."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise SourceError(f"{where}: nested too deeply") from None
