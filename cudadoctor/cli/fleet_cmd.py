@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import click
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def _stdin_text() -> str:
     try:
-        return click.get_text_stream("stdin").read()
+        return sys.stdin.read()
     except UnicodeDecodeError:
         raise InputError("standard input: not UTF-8 text") from None
 
