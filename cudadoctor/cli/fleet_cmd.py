@@ -120,7 +120,7 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of text.")
 @click.pass_context
-def fleet(ctx: click.Context, sources: tuple[str, ...], **options: Any) -> None:
+def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> None:
     """Judge every node of a fleet: SOURCE is a host snapshot, a directory of them (*.json,
     recursive), `kubectl get nodes -o json` output, a single Node, or - for standard input."""
     if not sources and not options["live"]:

@@ -29,9 +29,9 @@ def _configuration(context: Optional[str]) -> Any:
     kubeconfig = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
     try:
         if context or any(os.path.exists(p) for p in kubeconfig.split(os.pathsep) if p):
-            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)  # type: ignore[no-untyped-call]
         else:
-            config.load_incluster_config(client_configuration=configuration)
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     except config.ConfigException as exc:
         raise KubeError(f"no usable Kubernetes configuration ({exc}): set KUBECONFIG or run inside a cluster") from None
     except (OSError, ValueError, TypeError, KeyError) as exc:  # a kubeconfig that is not one
@@ -63,7 +63,7 @@ def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
             if token:
                 kwargs["_continue"] = token
             try:
-                response = api.list_node(**kwargs)
+                response: Any = api.list_node(**kwargs)  # the raw HTTP answer (_preload_content=False)
                 page = json.loads(response.data)
             except ApiException as exc:
                 raise KubeError(_api_error(exc, where)) from None
