@@ -160,15 +160,19 @@ def _missing(host: FleetHost) -> tuple[str, ...]:
 def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
     """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen order."""
     groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
+    # Hosts read from identical labels share one facts object: look each object up once.
+    by_object: dict[tuple[int, str], list[FleetHost]] = {}
     for host in hosts:
-        missing = _missing(host)
-        facts = _verdict_key(host.facts) if host.facts is not None else None
-        key = (facts, missing)
-        entry = groups.get(key)
-        if entry is None:
-            groups[key] = (facts, missing, [host])
-        else:
-            entry[2].append(host)
+        memo = (id(host.facts), host.origin)
+        members = by_object.get(memo)
+        if members is None:
+            facts = _verdict_key(host.facts) if host.facts is not None else None
+            missing = _missing(host)
+            entry = groups.get((facts, missing))
+            if entry is None:
+                entry = groups[(facts, missing)] = (facts, missing, [])
+            members = by_object[memo] = entry[2]
+        members.append(host)
     return list(groups.values())
 
 
