@@ -5,7 +5,7 @@ Two inputs, written to a temporary directory first:
 - a `kubectl get nodes -o json` list of 10 000 Nodes labelled as NVIDIA's GPU Feature Discovery
   labels them (tests/fleet_nodes.py), over ~40 kinds of node (GPU x driver), plus CPU-only nodes;
 - a directory of 10 000 host snapshot files (the realistic snapshots of tests/hosts, each under
-  its own host name, in 100 subdirectories).
+  its own host name, probe time and GPU UUIDs, in 100 subdirectories).
 
 Each command runs as a fresh process through the installed console script, started by the C
 launcher of bench_check.py so that peak memory is the child's own.
@@ -68,6 +68,9 @@ def write_snapshots(directory: Path, count: int) -> None:
     sources = [json.loads(p.read_text()) for p in sorted((ROOT / "tests" / "hosts").glob("*.json"))]
     for i, data in zip(range(count), itertools.cycle(sources)):
         data["host"]["hostname"] = f"host-{i:05d}"
+        data["host"]["probed_at"] = f"2026-12-01T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}Z"
+        for gpu in data["host"]["gpus"]:  # every real GPU has its own UUID
+            gpu["uuid"] = f"GPU-{i:08x}-{gpu['index']:04x}-4c1e-9a77-5d0c3f2b1a00"
         sub = directory / f"rack-{i % 100:02d}"
         sub.mkdir(parents=True, exist_ok=True)
         (sub / f"host-{i:05d}.json").write_text(json.dumps(data, indent=2))
