@@ -47,7 +47,7 @@ MIG_STRATEGY = "nvidia.com/mig.strategy"
 MIG_CAPABLE = "nvidia.com/mig.capable"
 
 # What a host built from labels does not know (the report says so; nothing is made up for them).
-LABEL_GAPS = ("gpu-health", "kernel-module", "environment", "docker", "torch")
+LABEL_GAPS = ("gpu-brand", "gpu-health", "kernel-module", "environment", "docker", "torch")
 
 _INTEGER = re.compile(r"^\d{1,9}$")
 _MIG_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)", re.IGNORECASE)
