@@ -328,3 +328,46 @@ def test_node_affinity_driver_floor_on_new_nodes():
     assert k8s_matches(labels(floor.raw), affinity)
     assert not k8s_matches(labels(f"{major}.{minor}.{int(rev) - 1:02d}"), affinity)
     assert k8s_matches(labels(f"{major}.{int(minor) + 1}.00"), affinity)
+
+
+# --- snapshots decoded once per kind ---------------------------------------------------------
+
+
+def test_snapshot_cache_gives_exactly_the_codecs_facts():
+    from cudadoctor.fleet.sources import SnapshotCache, identity_free
+    from cudadoctor.model.snapshot import SnapshotError, snapshot_from_dict
+
+    cache = SnapshotCache()
+    base = json.loads((HOSTS / "v100-h100-550.json").read_text())
+    kinds = set()
+    for i in range(5):
+        data = json.loads(json.dumps(base))
+        data["host"]["hostname"] = f"node-{i}"
+        data["host"]["probed_at"] = f"2026-12-01T10:00:0{i}Z"
+        for gpu in data["host"]["gpus"]:
+            gpu["uuid"] = f"GPU-{i}-{gpu['index']}"
+        facts, kind = cache.decode(data)
+        assert facts == snapshot_from_dict(data)  # names and GPU identities are this host's own
+        assert kind == identity_free(facts)
+        kinds.add(id(kind))
+    assert len(kinds) == 1  # one kind, shared
+    # A cached kind still checks the fields it fills in, as the codec would.
+    bad = json.loads(json.dumps(base))
+    bad["host"]["gpus"][0]["uuid"] = 5
+    with pytest.raises(SnapshotError, match=r"gpus\[0\]\.uuid"):
+        cache.decode(bad)
+    with pytest.raises(SnapshotError):
+        snapshot_from_dict(bad)
+
+
+def test_cuda_visible_devices_keeps_gpu_identities_in_the_group_key(tmp_path):
+    base = json.loads((HOSTS / "v100-h100-550.json").read_text())
+    for i, visible in enumerate(("GPU-a", "GPU-a", "GPU-b")):
+        data = json.loads(json.dumps(base))
+        data["host"]["hostname"] = f"n{i}"
+        data["host"]["system"] = {"environment": [["CUDA_VISIBLE_DEVICES", "GPU-a"]]}
+        data["host"]["gpus"][0]["uuid"] = visible  # n0, n1: GPU 0 is the visible one; n2: none is
+        (tmp_path / f"n{i}.json").write_text(json.dumps(data))
+    doc = valid(invoke("fleet", str(tmp_path), "--json").json())
+    groups = sorted(sorted(g["hosts"]) for g in doc["groups"])
+    assert groups == [["n0", "n1"], ["n2"]]

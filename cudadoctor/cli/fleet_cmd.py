@@ -13,7 +13,7 @@ from .inputs import emit_json, load_table_or_fail, request_or_fail, user_values_
 from .options import families_options, finite, non_empty, table_options, target_options
 
 if TYPE_CHECKING:
-    from ..fleet.sources import FleetHost, SourceProblem
+    from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
 
 
 def _stdin_text() -> str:
@@ -30,10 +30,12 @@ def _read(path: str) -> str:
     return read_user_file(path, "fleet source", SourceError)
 
 
-def _hosts_of_document(data: Any, where: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"]) -> None:
+def _hosts_of_document(
+    data: Any, where: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+) -> None:
     from ..fleet.sources import FleetHost, hosts_in
 
-    for item in hosts_in(data, where, fallback):
+    for item in hosts_in(data, where, fallback, cache):
         (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
 
 
@@ -45,15 +47,17 @@ def _fallback_name(path: str) -> str:
 def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["SourceProblem"]]:
     """Every host of every source. A named file that cannot be read is an InputError; inside a
     directory (or a node list) a bad entry is one problem and the rest are still read."""
-    from ..fleet.sources import SourceError, SourceProblem, decode_source
+    from ..fleet.sources import SnapshotCache, SourceError, SourceProblem, decode_source
     from ..loader import json_files_under
+
+    cache = SnapshotCache()
 
     hosts: list[FleetHost] = []
     problems: list[SourceProblem] = []
     for source in sources:
         if source == "-":
             try:
-                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "-", "stdin", hosts, problems)
+                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "-", "stdin", hosts, problems, cache)
             except SourceError as exc:
                 raise InputError(str(exc)) from None
         elif os.path.isdir(source):
@@ -61,14 +65,14 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
             problems.extend(SourceProblem(source, message) for message in unlisted)
             for path in files:
                 try:
-                    _hosts_of_document(decode_source(_read(path), path), path, _fallback_name(path), hosts, problems)
+                    _hosts_of_document(decode_source(_read(path), path), path, _fallback_name(path), hosts, problems, cache)
                 except SourceError as exc:
                     problems.append(SourceProblem(path, str(exc)))
             if not files:
                 problems.append(SourceProblem(source, f"{source}: no *.json files in this directory"))
         else:
             try:
-                _hosts_of_document(decode_source(_read(source), source), source, _fallback_name(source), hosts, problems)
+                _hosts_of_document(decode_source(_read(source), source), source, _fallback_name(source), hosts, problems, cache)
             except SourceError as exc:
                 raise InputError(str(exc)) from None
     return hosts, problems

@@ -16,7 +16,7 @@ from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN
 from ..model.record import record, replace
 from .gfd import LABEL_GAPS
-from .sources import NODE_LABELS, FleetHost, SourceProblem
+from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
 
 UNKNOWN = "unknown"
 VERDICTS = ("ok", "warn", "fail", UNKNOWN)
@@ -138,15 +138,6 @@ def _codes(result: CheckResult, severity: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _verdict_key(facts: HostFacts) -> HostFacts:
-    """The facts with what cannot change a verdict taken out: names, times, GPU identities."""
-    gpus = facts.gpus
-    env = facts.system.env("CUDA_VISIBLE_DEVICES") if facts.system is not None else None
-    if env is None:  # nothing here can name a GPU by UUID or PCI address
-        gpus = tuple(replace(g, uuid=None, pci_bus_id=None) if (g.uuid or g.pci_bus_id) else g for g in gpus)
-    return replace(facts, hostname=None, probed_at=None, cudadoctor_version=None, gpus=gpus)
-
-
 def _missing(host: FleetHost) -> tuple[str, ...]:
     if host.facts is None:
         return ("gpu-labels",)
@@ -160,19 +151,20 @@ def _missing(host: FleetHost) -> tuple[str, ...]:
 def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
     """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen order."""
     groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
-    # Hosts read from identical labels share one facts object: look each object up once.
-    by_object: dict[tuple[int, str], list[FleetHost]] = {}
+    # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
+    # The memo holds each object it names, so an id is never reused while it is a key.
+    by_object: dict[tuple[int, str], tuple[Optional[HostFacts], list[FleetHost]]] = {}
     for host in hosts:
-        memo = (id(host.facts), host.origin)
-        members = by_object.get(memo)
-        if members is None:
-            facts = _verdict_key(host.facts) if host.facts is not None else None
+        kind = host.kind if host.kind is not None or host.facts is None else identity_free(host.facts)
+        memo = (id(kind), host.origin)
+        known = by_object.get(memo)
+        if known is None:
             missing = _missing(host)
-            entry = groups.get((facts, missing))
+            entry = groups.get((kind, missing))
             if entry is None:
-                entry = groups[(facts, missing)] = (facts, missing, [])
-            members = by_object[memo] = entry[2]
-        members.append(host)
+                entry = groups[(kind, missing)] = (kind, missing, [])
+            known = by_object[memo] = (kind, entry[2])
+        known[1].append(host)
     return list(groups.values())
 
 
