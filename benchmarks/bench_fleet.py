@@ -92,6 +92,31 @@ def measure(launcher: str, argv: list[str], runs: int) -> tuple[float, float, fl
     return statistics.median(times), min(times), max(peaks)
 
 
+def breakdown(nodes: Path, snapshots: Path) -> None:
+    """Where one in-process run spends its time: reading, facts, checks, rendering."""
+    from cudadoctor.doctor import resolve_request
+    from cudadoctor.fleet.judge import judge_fleet
+    from cudadoctor.fleet.payload import fleet_payload
+    from cudadoctor.fleet.sources import FleetHost, SnapshotCache, decode_source, hosts_in
+    from cudadoctor.loader import json_files_under, load_table, read_user_file
+
+    table = load_table()
+    request = resolve_request(table)
+    for label, paths in (("node list", [str(nodes)]), ("snapshot files", json_files_under(str(snapshots))[0])):
+        marks = [time.perf_counter()]
+        docs = [decode_source(read_user_file(p, "source", ValueError), p) for p in paths]
+        marks.append(time.perf_counter())
+        cache = SnapshotCache()
+        hosts = [h for d, p in zip(docs, paths) for h in hosts_in(d, p, p, cache) if isinstance(h, FleetHost)]
+        marks.append(time.perf_counter())
+        fleet = judge_fleet(hosts, table, request)
+        marks.append(time.perf_counter())
+        json.dumps(fleet_payload(fleet))
+        marks.append(time.perf_counter())
+        parts = [f"{name} {(b - a) * 1000:.0f} ms" for name, a, b in zip(("read+parse JSON", "facts", "group+check", "JSON out"), marks, marks[1:])]
+        print(f"{label}: {len(hosts)} hosts, {len(fleet.groups)} groups: " + ", ".join(parts))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -117,6 +142,7 @@ def main() -> None:
             (f"fleet --format node-affinity, {args.nodes}", [exe, "fleet", "--format", "node-affinity", str(nodes)]),
             (f"fleet --json, {args.nodes} snapshot files", [exe, "fleet", "--json", str(snapshots)]),
         ]
+        breakdown(nodes, snapshots)
         print(f"| command | median ms | min ms | peak MiB |\n| --- | ---: | ---: | ---: |")
         for label, argv in commands:
             median, fastest, peak = measure(launcher, argv, args.runs)

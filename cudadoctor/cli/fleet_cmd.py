@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 
 def _stdin_text() -> str:
+    if sys.stdin is None or sys.stdin.isatty():  # a waiting prompt would look like a hang
+        raise InputError("SOURCE - reads standard input, which is a terminal: pipe a node list or snapshot into it")
     try:
         return sys.stdin.read()
     except UnicodeDecodeError:
@@ -57,7 +59,7 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
     for source in sources:
         if source == "-":
             try:
-                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "-", "stdin", hosts, problems, cache)
+                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "standard input", "stdin", hosts, problems, cache)
             except SourceError as exc:
                 raise InputError(str(exc)) from None
         elif os.path.isdir(source):
