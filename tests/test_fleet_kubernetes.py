@@ -216,3 +216,25 @@ def test_probe_nfd_on_an_h100_host(fake_nvml_env):
 
 def test_probe_nfd_refuses_json():
     assert invoke("probe", "--nfd", "--json").exit_code == 2
+
+
+def test_no_kubeconfig_and_not_in_a_cluster(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config either
+    run = invoke("fleet", "--kubernetes", env={"KUBECONFIG": str(tmp_path / "absent")})
+    assert run.exit_code == 2
+    assert "no usable Kubernetes configuration" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_kubeconfig_that_is_not_one(tmp_path):
+    bad = tmp_path / "config"
+    bad.write_text("clusters: [this is: not, a kubeconfig")
+    run = invoke("fleet", "--kubernetes", env={"KUBECONFIG": str(bad)})
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_without_the_kubernetes_client(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kubernetes", None)  # as if the extra were not installed
+    run = invoke("fleet", "--kubernetes")
+    assert run.exit_code == 2 and "cudadoctor[kubernetes]" in run.stderr

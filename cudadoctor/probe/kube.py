@@ -22,6 +22,7 @@ class KubeError(Exception):
 
 def _configuration(context: Optional[str]) -> Any:
     try:
+        import yaml
         from kubernetes import client, config
     except ImportError:
         raise KubeError("--kubernetes needs the Kubernetes client: pip install 'cudadoctor[kubernetes]'") from None
@@ -34,8 +35,9 @@ def _configuration(context: Optional[str]) -> Any:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     except config.ConfigException as exc:
         raise KubeError(f"no usable Kubernetes configuration ({exc}): set KUBECONFIG or run inside a cluster") from None
-    except (OSError, ValueError, TypeError, KeyError) as exc:  # a kubeconfig that is not one
-        raise KubeError(f"kubeconfig {kubeconfig}: cannot be used ({type(exc).__name__}: {exc})") from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError) as exc:  # a kubeconfig that is not one
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise KubeError(f"kubeconfig {kubeconfig}: cannot be used ({type(exc).__name__}: {first[:200]})") from None
     configuration.retries = 0  # a bound is a bound: no silent retries behind --timeout
     return configuration
 
