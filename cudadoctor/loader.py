@@ -98,3 +98,18 @@ def load_families(path: str, table: CompatTable) -> CompatTable:
 def load_snapshot(path: str) -> HostFacts:
     """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
     return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {path}")
+
+
+def json_files_under(directory: str) -> tuple[list[str], list[str]]:
+    """The ``*.json`` files below a directory (recursive, sorted), and one message per
+    subdirectory that could not be listed (the fleet reports those and reads the rest)."""
+    found: list[str] = []
+    problems: list[str] = []
+
+    def unreadable(exc: OSError) -> None:
+        problems.append(f"{exc.filename}: cannot be listed ({exc.strerror or exc})")
+
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        dirs.sort()
+        found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".json"))
+    return found, problems

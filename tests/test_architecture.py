@@ -1,6 +1,6 @@
 """The package's layering, read from its source with ``ast`` (nothing is imported or executed).
 
-The data flow is model -> compat -> host -> rules -> recommend -> doctor, with probe (all host
+The data flow is model -> compat -> host -> rules -> recommend -> doctor -> fleet, with probe (all host
 and Docker I/O), loader (the one reader of user-named files), report (all output) and cli
 (click) around it. The checker is ``find_violations``, a plain function over ``(path, source)``
 pairs, so the self-tests at the bottom can prove it fires on synthetic modules.
@@ -22,7 +22,7 @@ ROOT = "<root>"  # cudadoctor/__init__.py
 MAIN = "<main>"  # cudadoctor/__main__.py
 
 # The pure core, in data-flow order (informational; ALLOWED below is the rule).
-PURE = ("model", "compat", "host", "rules", "recommend", "doctor")
+PURE = ("model", "compat", "host", "rules", "recommend", "doctor", "fleet")
 # What each layer may import from the package, besides itself. rules and recommend are siblings
 # above host: neither may import the other (rules/context.py names Recommendation as a type only).
 ALLOWED: dict[str, frozenset[str]] = {
@@ -32,12 +32,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rules": frozenset({"model", "compat", "host"}),
     "recommend": frozenset({"model", "compat", "host"}),
     "doctor": frozenset({"model", "compat", "host", "rules", "recommend"}),
+    # fleet: the pure check run per group of hosts; GFD labels and snapshots in, the fleet's answer out.
+    "fleet": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
     "probe": frozenset({"model", ROOT}),  # ROOT for __version__
     "loader": frozenset({"model", "compat", "overlay"}),
     # The table overlay in the user cache (`table update`): reads and writes that one file.
     "overlay": frozenset({"model", "compat"}),
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "probe", "loader", "overlay", "report", ROOT}),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "report", ROOT}),
     ROOT: frozenset(),
     MAIN: frozenset({"cli"}),
 }

@@ -20,6 +20,7 @@ from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
 # module of the command it runs (click's documented pattern for lazily loaded subcommands).
 COMMANDS = {
     "check": ("check_cmd", "check"),
+    "fleet": ("fleet_cmd", "fleet"),
     "probe": ("probe_cmd", "probe"),
     "recommend": ("recommend_cmd", "recommend"),
     "table": ("table_cmd", "table"),

@@ -15,11 +15,15 @@ from .inputs import emit_json
 @click.option("--json", "as_json", is_flag=True, help="Print the host facts as JSON (a snapshot).")
 @click.option("--output", "-o", metavar="FILE", help="Write the snapshot to FILE.")
 @click.option("--torch-runtime", is_flag=True, help="Also import the installed torch (in a child process) and record what it says about CUDA.")
-def probe(as_json: bool, output: Optional[str], torch_runtime: bool = False) -> None:
+@click.option("--nfd", is_flag=True, help="Print this host's verdicts as a Node Feature Discovery feature file (features.d).")
+def probe(as_json: bool, output: Optional[str], torch_runtime: bool = False, nfd: bool = False) -> None:
     """Read the host's facts (driver, GPUs, ...) without judging them."""
     from ..model.snapshot import snapshot_to_dict
     from ..probe.host import probe_host
 
+    if nfd:
+        _print_nfd(as_json or bool(output), torch_runtime)
+        return
     data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime))
     if output:
         try:
@@ -30,3 +34,16 @@ def probe(as_json: bool, output: Optional[str], torch_runtime: bool = False) -> 
             raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
     if as_json or not output:
         emit_json(data)
+
+
+def _print_nfd(conflict: bool, torch_runtime: bool) -> None:
+    """--nfd: the feature lines on stdout (a DaemonSet renames them into features.d itself)."""
+    if conflict:
+        raise click.UsageError("--nfd prints a feature file: give it without --json or --output")
+    from .. import __version__
+    from ..fleet.nfd import nfd_features
+    from ..probe.host import probe_host
+    from .inputs import load_table_or_fail
+
+    table = load_table_or_fail(None)
+    click.echo("\n".join(nfd_features(probe_host(torch_runtime=torch_runtime), table, __version__)))

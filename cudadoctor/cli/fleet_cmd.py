@@ -1,0 +1,178 @@
+"""`cudadoctor fleet SOURCE...`: judge every node of a cluster from snapshots or GFD node labels."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import click
+
+from .errors import InputError
+from .inputs import emit_json, load_table_or_fail, request_or_fail, user_values_or_fail
+from .options import families_options, finite, non_empty, table_options, target_options
+
+if TYPE_CHECKING:
+    from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
+
+
+def _stdin_text() -> str:
+    if sys.stdin is None or sys.stdin.isatty():  # a waiting prompt would look like a hang
+        raise InputError("SOURCE - reads standard input, which is a terminal: pipe a node list or snapshot into it")
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError:
+        raise InputError("standard input: not UTF-8 text") from None
+
+
+def _read(path: str) -> str:
+    from ..fleet.sources import SourceError
+    from ..loader import read_user_file
+
+    return read_user_file(path, "fleet source", SourceError)
+
+
+def _hosts_of_document(
+    data: Any, where: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+) -> None:
+    from ..fleet.sources import FleetHost, hosts_in
+
+    for item in hosts_in(data, where, fallback, cache):
+        (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
+
+
+def _fallback_name(path: str) -> str:
+    base = os.path.basename(path)
+    return base[:-5] if base.endswith(".json") else base or path
+
+
+def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["SourceProblem"]]:
+    """Every host of every source. A named file that cannot be read is an InputError; inside a
+    directory (or a node list) a bad entry is one problem and the rest are still read."""
+    from ..fleet.sources import SnapshotCache, SourceError, SourceProblem, decode_source
+    from ..loader import json_files_under
+
+    cache = SnapshotCache()
+
+    hosts: list[FleetHost] = []
+    problems: list[SourceProblem] = []
+    for source in sources:
+        if source == "-":
+            try:
+                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "standard input", "stdin", hosts, problems, cache)
+            except SourceError as exc:
+                raise InputError(str(exc)) from None
+        elif os.path.isdir(source):
+            files, unlisted = json_files_under(source)
+            problems.extend(SourceProblem(source, message) for message in unlisted)
+            for path in files:
+                try:
+                    _hosts_of_document(decode_source(_read(path), path), path, _fallback_name(path), hosts, problems, cache)
+                except SourceError as exc:
+                    problems.append(SourceProblem(path, str(exc)))
+            if not files:
+                problems.append(SourceProblem(source, f"{source}: no *.json files in this directory"))
+        else:
+            try:
+                _hosts_of_document(decode_source(_read(source), source), source, _fallback_name(source), hosts, problems, cache)
+            except SourceError as exc:
+                raise InputError(str(exc)) from None
+    return hosts, problems
+
+
+def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: float) -> list["FleetHost"]:
+    from ..fleet.sources import FleetHost, SourceError, node_host
+    from ..probe.kube import KubeError, list_nodes
+
+    try:
+        nodes = list_nodes(context=context, selector=selector, timeout=timeout)
+    except KubeError as exc:
+        raise InputError(str(exc)) from None
+    hosts: list[FleetHost] = []
+    for node in nodes:
+        try:
+            hosts.append(node_host(node, "kubernetes"))
+        except SourceError as exc:
+            click.echo(f"cudadoctor: warning: {exc}", err=True)
+    return hosts
+
+
+@click.command()
+@click.argument("sources", nargs=-1, metavar="SOURCE...")
+@target_options
+@click.option("--variant", metavar="cuNNN", callback=non_empty, help="Judge this CUDA variant of the release instead of finding the best one.")
+@click.option("--image", metavar="REF", callback=non_empty, help="Judge this image on every node (inspected once, locally; its NVIDIA_REQUIRE_* judged per node).")
+@table_options
+@families_options
+@click.option("--kubernetes", "live", is_flag=True, help="Read the nodes from the cluster of the current kubeconfig (or in-cluster config); needs cudadoctor[kubernetes].")
+@click.option("--context", metavar="NAME", callback=non_empty, help="With --kubernetes: the kubeconfig context.")
+@click.option("--selector", metavar="LABELS", callback=non_empty, help="With --kubernetes: a label selector (e.g. nvidia.com/gpu.present=true).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 600),
+    callback=finite,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Bound on the Kubernetes API call and on inspecting --image.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["report", "node-affinity"]),
+    default="report",
+    show_default=True,
+    help="node-affinity: a Kubernetes nodeAffinity over GFD labels selecting the nodes that can run the target.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of text.")
+@click.pass_context
+def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> None:
+    """Judge every node of a fleet: SOURCE is a host snapshot, a directory of them (*.json,
+    recursive), `kubectl get nodes -o json` output, a single Node, or - for standard input."""
+    if not sources and not options["live"]:
+        raise click.UsageError("give at least one SOURCE (a snapshot, a directory, a node list, or -) or --kubernetes")
+    if (options["context"] or options["selector"]) and not options["live"]:
+        raise click.UsageError("--context and --selector need --kubernetes")
+    values = user_values_or_fail(options["image"], options["variant"], (), None)
+    table = load_table_or_fail(options["table_path"], options["families_path"])
+    request = request_or_fail(
+        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
+    )
+    hosts, problems = read_sources(sources)
+    if options["live"]:
+        hosts.extend(_kubernetes_hosts(options["context"], options["selector"], options["timeout"]))
+    for problem in problems:
+        click.echo(f"cudadoctor: warning: {problem.error}", err=True)
+    if not hosts:
+        raise InputError("no host could be read from the sources given" if problems else "the sources hold no host")
+
+    image_facts = None
+    if request.image is not None:
+        from ..probe.containers import probe_containers
+
+        _, image_facts = probe_containers(request.image, False, False, False, options["timeout"])
+
+    from ..fleet.judge import judge_fleet
+
+    result = judge_fleet(hosts, table, request, image=image_facts, problems=problems)
+    if options["output_format"] == "node-affinity":
+        from ..fleet.affinity import AffinityError, affinity_yaml, node_affinity
+
+        try:
+            affinity = node_affinity(result, table)
+        except AffinityError as exc:
+            raise InputError(str(exc)) from None
+        if options["as_json"]:
+            emit_json(affinity)
+        else:
+            click.echo(affinity_yaml(affinity), nl=False)
+        ctx.exit(0)
+    if options["as_json"]:
+        from ..fleet.payload import fleet_payload
+
+        emit_json(fleet_payload(result))
+    else:
+        from ..fleet.payload import fleet_text
+
+        click.echo("\n".join(fleet_text(result)))
+    ctx.exit(result.exit_status())

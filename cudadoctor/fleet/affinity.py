@@ -1,0 +1,153 @@
+"""A Kubernetes ``nodeAffinity`` over GFD labels that selects the nodes able to run the fleet's
+target. Pure: the fleet result and the table in, a JSON-shaped dict (or its YAML text) out.
+
+What Kubernetes can express (NodeSelectorRequirement): ``In``, ``NotIn``, ``Exists``,
+``DoesNotExist``, and ``Gt``/``Lt`` against one integer (the label's value is parsed as an
+integer; a value that is not one never matches). Expressions in one term are ANDed, terms are
+ORed. So "driver >= 550.54.15" becomes three terms over GFD's ``nvidia.com/cuda.driver.major``,
+``.minor`` and ``.rev`` (written by every GFD release, beside the newer ``driver-version.*``):
+major > 550; major = 550 and minor > 54; major = 550, minor = 54 and rev > 14. Each term also
+names the compute capabilities the build runs on (``gpu.compute.major`` In, ``gpu.compute.minor``
+In, one term per major so no pair is selected that the build lacks), with that capability's own
+driver floor: a GPU the wheels carry only PTX for needs the driver's full support of the CUDA
+release (a driver under minor-version compatibility cannot JIT-compile it).
+
+Nodes of the fleet the labels would select but the check fails for other reasons (a MIG layout,
+no GPU counted) are excluded by name (``kubernetes.io/hostname`` NotIn), so the affinity selects
+exactly the nodes of this fleet that can run the target, and new nodes by their labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..compat.table import CompatTable, WheelVariant
+from ..model.findings import FAIL
+from ..model.versions import DriverVersion
+from .gfd import CC_MAJOR, CC_MINOR, DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REV
+from .judge import FleetResult
+from .sources import NODE_LABELS
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+class AffinityError(ValueError):
+    """No nodeAffinity can be written for this target (the message says why)."""
+
+
+def _variant(fleet: FleetResult, table: CompatTable) -> WheelVariant:
+    answer = fleet.answer
+    if answer is None or answer.variant is None:
+        raise AffinityError("no host with GPU facts to write a nodeAffinity for")
+    torch = fleet.request.release.version
+    for group in fleet.groups:
+        if group.result is not None and group.result.target is not None:
+            torch = group.result.target.torch
+            break
+    release = table.release(torch)
+    variant = release.variant(answer.variant) if release is not None else None
+    if variant is None:
+        raise AffinityError(f"the table does not record PyTorch {torch} {answer.variant}, so its GPUs and driver floor are unknown")
+    return variant
+
+
+def _floors(table: CompatTable, variant: WheelVariant) -> dict[tuple[int, int], DriverVersion]:
+    """Each compute capability the build runs on, with the oldest driver it runs under there."""
+    full_row = table.min_driver_full(variant.cuda)
+    compat_row = table.minor_compat_floor(variant.cuda.major)
+    full = full_row.min_driver_linux if full_row else None
+    compat = compat_row.min_driver_linux if compat_row else None
+    toolkit = table.toolkit_architectures_for(variant.cuda)
+    floors: dict[tuple[int, int], DriverVersion] = {}
+    for info in table.compute_capabilities:
+        cc = info.cc
+        if toolkit is not None and not toolkit.supports(cc):
+            continue
+        coverage = variant.coverage(cc)
+        floor = (compat or full) if coverage == "sass" else full if coverage == "ptx" else None
+        if floor is not None:
+            floors[(cc.major, cc.minor)] = floor
+    return floors
+
+
+def _expr(key: str, operator: str, values: list[str]) -> dict[str, Any]:
+    return {"key": key, "operator": operator, "values": values}
+
+
+def _driver_terms(floor: DriverVersion) -> list[list[dict[str, Any]]]:
+    """driver >= floor as ORed lists of requirements on GFD's driver major/minor/rev labels."""
+    numbers = list(floor.numbers) + [0] * (3 - len(floor.numbers))
+    major, minor, rev = numbers[:3]
+    terms = [[_expr(DRIVER_MAJOR, "Gt", [str(major)])]]
+    terms.append([_expr(DRIVER_MAJOR, "In", [str(major)]), _expr(DRIVER_MINOR, "Gt", [str(minor)])])
+    minors = sorted({str(minor), f"{minor:02d}"})  # GFD writes the minor as the driver spells it
+    if rev == 0:
+        terms.append([_expr(DRIVER_MAJOR, "In", [str(major)]), _expr(DRIVER_MINOR, "In", minors)])
+    else:
+        terms.append([
+            _expr(DRIVER_MAJOR, "In", [str(major)]),
+            _expr(DRIVER_MINOR, "In", minors),
+            _expr(DRIVER_REV, "Gt", [str(rev - 1)]),
+        ])
+    return terms
+
+
+def _excluded(fleet: FleetResult, floors: dict[tuple[int, int], DriverVersion]) -> list[str]:
+    """Label-read nodes the terms would select although the check fails on them."""
+    names: list[str] = []
+    for group in fleet.groups:
+        if group.facts is None or group.result is None or group.result.verdict != FAIL:
+            continue
+        if not all(h.origin == NODE_LABELS for h in group.hosts):
+            continue
+        driver = DriverVersion.parse(group.driver) if group.driver else None
+        ccs = {g.compute_capability for g in group.facts.gpus}
+        if driver is None or len(ccs) != 1 or None in ccs:
+            continue
+        major, minor = (int(p) for p in str(next(iter(ccs))).split("."))
+        floor = floors.get((major, minor))
+        if floor is not None and driver >= floor:
+            names.extend(group.names)
+    return sorted(set(names))
+
+
+def node_affinity(fleet: FleetResult, table: CompatTable) -> dict[str, Any]:
+    """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [...]}}}``."""
+    variant = _variant(fleet, table)
+    floors = _floors(table, variant)
+    if not floors:
+        raise AffinityError(f"{variant.name} carries code for no GPU the table knows")
+    by_floor_major: dict[tuple[DriverVersion, int], list[int]] = {}
+    for (major, minor), floor in sorted(floors.items()):
+        by_floor_major.setdefault((floor, major), []).append(minor)
+    excluded = _excluded(fleet, floors)
+    terms = []
+    for (floor, major), minors in sorted(by_floor_major.items(), key=lambda item: (item[0][1], item[0][0])):
+        gpu = [_expr(CC_MAJOR, "In", [str(major)]), _expr(CC_MINOR, "In", [str(m) for m in minors])]
+        for driver in _driver_terms(floor):
+            term = gpu + driver
+            if excluded:
+                term = term + [_expr(HOSTNAME, "NotIn", excluded)]
+            terms.append({"matchExpressions": term})
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
+    import json
+
+    return json.dumps(text)
+
+
+def affinity_yaml(affinity: dict[str, Any], comment: Optional[str] = None) -> str:
+    """The affinity as YAML for a pod spec's ``affinity:`` (written by hand: no YAML library needed)."""
+    lines = [f"# {comment}"] if comment else []
+    lines += ["affinity:", "  nodeAffinity:", "    requiredDuringSchedulingIgnoredDuringExecution:", "      nodeSelectorTerms:"]
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for term in terms:
+        lines.append("      - matchExpressions:")
+        for expr in term["matchExpressions"]:
+            lines.append(f"        - key: {_quote(expr['key'])}")
+            lines.append(f"          operator: {expr['operator']}")
+            lines.append("          values: [" + ", ".join(_quote(v) for v in expr["values"]) + "]")
+    return "\n".join(lines) + "\n"

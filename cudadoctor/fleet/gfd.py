@@ -1,0 +1,177 @@
+"""NVIDIA GPU Feature Discovery (GFD) node labels as host facts. Pure: a label mapping in, facts out.
+
+The label set is the one GFD writes (NVIDIA/k8s-device-plugin, ``internal/lm``; formerly
+NVIDIA/gpu-feature-discovery): ``nvml.go`` writes the driver labels
+(``nvidia.com/cuda.driver-version.full`` and the older ``nvidia.com/cuda.driver.major/minor/rev``)
+and the CUDA version the driver supports (``nvidia.com/cuda.runtime-version.*``, read from NVML's
+``nvmlSystemGetCudaDriverVersion`` despite the name); ``resource.go`` writes
+``nvidia.com/gpu.product`` (NVML's name with spaces replaced by ``-``, ``-MIG-<profile>`` appended
+under the single MIG strategy, ``-SHARED`` under time-slicing), ``gpu.count``, ``gpu.memory``
+(MiB), ``gpu.family`` and ``gpu.compute.major/minor``. GFD labels one product per node: on a node
+with several kinds of GPU one kind's labels win (``mig-strategy.go`` warns "Multiple device types
+detected"), so the facts below say ``count`` GPUs of that one product.
+
+What labels do not carry is left unknown rather than invented: GPU health (retired pages, ECC),
+persistence mode, UUIDs and PCI addresses, the kernel module, device nodes, the environment,
+Docker and torch. :data:`LABEL_GAPS` names them for the report.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Optional
+
+from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts
+from ..model.versions import DriverVersion, VersionError
+
+PREFIX = "nvidia.com/"
+DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
+DRIVER_MAJOR = "nvidia.com/cuda.driver.major"  # deprecated by GFD, still written beside the new ones
+DRIVER_MINOR = "nvidia.com/cuda.driver.minor"
+DRIVER_REV = "nvidia.com/cuda.driver.rev"
+NEW_DRIVER_MAJOR = "nvidia.com/cuda.driver-version.major"
+NEW_DRIVER_MINOR = "nvidia.com/cuda.driver-version.minor"
+NEW_DRIVER_REV = "nvidia.com/cuda.driver-version.revision"
+CUDA_FULL = "nvidia.com/cuda.runtime-version.full"
+CUDA_MAJOR = "nvidia.com/cuda.runtime-version.major"
+CUDA_MINOR = "nvidia.com/cuda.runtime-version.minor"
+OLD_CUDA_MAJOR = "nvidia.com/cuda.runtime.major"
+OLD_CUDA_MINOR = "nvidia.com/cuda.runtime.minor"
+PRODUCT = "nvidia.com/gpu.product"
+COUNT = "nvidia.com/gpu.count"
+MEMORY = "nvidia.com/gpu.memory"
+FAMILY = "nvidia.com/gpu.family"
+CC_MAJOR = "nvidia.com/gpu.compute.major"
+CC_MINOR = "nvidia.com/gpu.compute.minor"
+MIG_STRATEGY = "nvidia.com/mig.strategy"
+MIG_CAPABLE = "nvidia.com/mig.capable"
+
+# What a host built from labels does not know (the report says so; nothing is made up for them).
+LABEL_GAPS = ("gpu-brand", "gpu-health", "kernel-module", "environment", "docker", "torch")
+
+_INTEGER = re.compile(r"^\d{1,9}$")
+_MIG_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)", re.IGNORECASE)
+_MIG_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-([^/]+)\.count$")
+MIB = 1024 * 1024
+
+
+class LabelError(ValueError):
+    """A GFD label whose value GFD could not have written; the message names the label."""
+
+
+def has_gpu_labels(labels: Mapping[str, str]) -> bool:
+    """GFD labelled this node as having NVIDIA GPUs (its driver or its GPUs)."""
+    return any(key in labels for key in (DRIVER_FULL, DRIVER_MAJOR, NEW_DRIVER_MAJOR, CC_MAJOR, PRODUCT))
+
+
+def _integer(labels: Mapping[str, str], key: str) -> Optional[int]:
+    value = labels.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _INTEGER.match(value.strip()):
+        raise LabelError(f"label {key}={str(value)[:40]!r} is not a whole number")
+    return int(value.strip())
+
+
+def _driver_text(labels: Mapping[str, str]) -> Optional[str]:
+    full = labels.get(DRIVER_FULL)
+    if full is None:
+        parts = [labels.get(k) for k in (NEW_DRIVER_MAJOR, NEW_DRIVER_MINOR, NEW_DRIVER_REV)]
+        if parts[0] is None:
+            parts = [labels.get(k) for k in (DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REV)]
+        if parts[0] is None:
+            return None
+        if parts[1] is None:
+            raise LabelError(f"label {DRIVER_MAJOR} is set but {DRIVER_MINOR} is not")
+        full = ".".join(str(p) for p in parts if p not in (None, ""))
+    try:
+        return DriverVersion.parse(str(full)).raw
+    except VersionError:
+        raise LabelError(f"driver version {str(full)[:40]!r} is not an NVIDIA driver version (such as 550.54.15)") from None
+
+
+def _cuda_text(labels: Mapping[str, str]) -> Optional[str]:
+    full = labels.get(CUDA_FULL)
+    if full is not None:
+        if not isinstance(full, str) or not re.match(r"^\d{1,3}\.\d{1,3}$", full.strip()):
+            raise LabelError(f"label {CUDA_FULL}={str(full)[:40]!r} is not a CUDA version such as 12.4")
+        return full.strip()
+    major = _integer(labels, CUDA_MAJOR)
+    minor = _integer(labels, CUDA_MINOR)
+    if major is None:
+        major, minor = _integer(labels, OLD_CUDA_MAJOR), _integer(labels, OLD_CUDA_MINOR)
+    if major is None:
+        return None
+    return f"{major}.{minor or 0}"
+
+
+def _mig_devices(labels: Mapping[str, str], product: Optional[str], count: Optional[int]) -> tuple[MigDeviceFacts, ...]:
+    """The MIG devices the labels count: under the single strategy the product names the profile
+    and gpu.count/gpu.memory are the MIG devices'; under the mixed one each profile has its own
+    nvidia.com/mig-<profile>.count and .memory."""
+    match = _MIG_PRODUCT.search(product or "")
+    if match:
+        memory = _integer(labels, MEMORY)
+        return tuple(
+            MigDeviceFacts(index=i, name=match.group(1), memory_total_bytes=memory * MIB if memory else None)
+            for i in range(count if count is not None else 1)
+        )
+    devices: list[MigDeviceFacts] = []
+    for key in sorted(labels):
+        found = _MIG_MIXED_COUNT.match(key)
+        if found:
+            profile = found.group(1)
+            memory = _integer(labels, f"nvidia.com/mig-{profile}.memory")
+            for _ in range(_integer(labels, key) or 0):
+                devices.append(MigDeviceFacts(index=len(devices), name=profile, memory_total_bytes=memory * MIB if memory else None))
+    return tuple(devices)
+
+
+def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts, ...]:
+    major, minor = _integer(labels, CC_MAJOR), _integer(labels, CC_MINOR)
+    if (major is None) != (minor is None):
+        raise LabelError(f"only one of {CC_MAJOR} and {CC_MINOR} is set")
+    if major is not None and not 1 <= major <= 99:
+        raise LabelError(f"label {CC_MAJOR}={major} is not a compute capability major version")
+    cc = f"{major}.{minor}" if major is not None else None
+    count = _integer(labels, COUNT)
+    product = labels.get(PRODUCT)
+    if product is not None and len(product) > 200:
+        raise LabelError(f"label {PRODUCT} is longer than a product name")
+    migs = _mig_devices(labels, product, count)
+    single = bool(_MIG_PRODUCT.search(product or ""))
+    if single:
+        # The labels count MIG devices, not GPUs: one GPU stands for the MIG-enabled ones.
+        name = _MIG_PRODUCT.split(product or "")[0]
+        return (GpuFacts(index=0, name=name, compute_capability=cc, mig_enabled=True, mig_devices=migs),)
+    memory_mib = _integer(labels, MEMORY)
+    memory = memory_mib * MIB if memory_mib else None
+    mig_off = False if MIG_STRATEGY in labels or labels.get(MIG_CAPABLE) == "false" else None
+    return tuple(
+        GpuFacts(
+            index=i,
+            name=product,
+            compute_capability=cc,
+            memory_total_bytes=memory,
+            mig_enabled=True if (migs and i == 0) else mig_off,
+            mig_devices=migs if i == 0 else (),
+        )
+        for i in range(count if count is not None else 1)
+    )
+
+
+def facts_from_labels(labels: Mapping[str, str], hostname: Optional[str] = None) -> Optional[HostFacts]:
+    """The facts GFD's labels state about a node, or None when it carries no GPU labels (a node
+    without NVIDIA GPUs, or one GFD has not labelled: the fleet counts it as unknown).
+    Raises LabelError for a value GFD could not have written."""
+    if not has_gpu_labels(labels):
+        return None
+    driver = _driver_text(labels)
+    cuda = _cuda_text(labels)
+    gpus = _gpus(labels, hostname)
+    return HostFacts(
+        # GFD read these through NVML on the node, so they stand where NVML's answers would.
+        driver=DriverFacts(nvml_state=NVML_OK, driver_version=driver, cuda_driver_version=cuda),
+        gpus=gpus,
+        hostname=hostname,
+    )

@@ -1,0 +1,248 @@
+"""Judge a fleet: the pure check, run once per distinct kind of host, and the fleet's answer.
+
+Hosts whose facts are equal apart from their names (and, unless ``CUDA_VISIBLE_DEVICES`` could
+name a GPU by them, their GPUs' UUIDs and PCI addresses) get the same verdict from the pure check,
+so they form one group and the check runs once for it: 10 000 nodes of 40 kinds cost 40 checks.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from ..compat.table import CompatTable, WheelVariant
+from ..doctor.check import CheckResult, check
+from ..doctor.request import Request
+from ..model.facts import HostFacts, ImageFacts
+from ..model.findings import FAIL, WARN
+from ..model.record import record, replace
+from .gfd import LABEL_GAPS
+from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
+
+UNKNOWN = "unknown"
+VERDICTS = ("ok", "warn", "fail", UNKNOWN)
+
+
+@record
+class GpuKind:
+    name: Optional[str]
+    compute_capability: Optional[str]
+    count: int
+
+
+@record
+class HostGroup:
+    """Hosts the check cannot tell apart, and its result for them (None: nothing to judge)."""
+
+    hosts: tuple[FleetHost, ...]
+    facts: Optional[HostFacts]
+    result: Optional[CheckResult]
+    missing: tuple[str, ...]  # facts the hosts' sources do not carry
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(h.name for h in self.hosts)
+
+    @property
+    def verdict(self) -> str:
+        return self.result.verdict if self.result is not None else UNKNOWN
+
+    @property
+    def blocking(self) -> tuple[str, ...]:
+        """The codes of the findings that fail (else warn), each once, in report order."""
+        return _codes(self.result, FAIL) or _codes(self.result, WARN) if self.result is not None else ()
+
+    @property
+    def driver(self) -> Optional[str]:
+        return self.facts.driver.driver_version if self.facts is not None else None
+
+    @property
+    def gpu_kinds(self) -> tuple[GpuKind, ...]:
+        if self.facts is None:
+            return ()
+        counts: dict[tuple[Optional[str], Optional[str]], int] = {}
+        for gpu in self.facts.gpus:
+            key = (gpu.name, gpu.compute_capability)
+            counts[key] = counts.get(key, 0) + 1
+        return tuple(GpuKind(name, cc, n) for (name, cc), n in counts.items())
+
+    @property
+    def os(self) -> Optional[str]:
+        system = self.facts.system if self.facts is not None else None
+        if system is None or not (system.os or system.machine):
+            return None
+        return "/".join(part for part in (system.os, system.machine) if part)
+
+    @property
+    def fix(self) -> Optional[str]:
+        """The smallest change that would let these hosts run the target, when they fail."""
+        if self.result is None or self.verdict != FAIL:
+            return None
+        if self.result.recommendation.fixes:
+            return self.result.recommendation.fixes[0]
+        hints = [f.hint for f in self.result.findings if f.severity == FAIL and f.hint]
+        return hints[0] if hints else None
+
+
+@record
+class LeftOut:
+    """Hosts a fleet-wide choice does not run on, and the codes that say why."""
+
+    hosts: tuple[str, ...]
+    verdict: str
+    findings: tuple[str, ...]
+
+
+@record
+class Coverage:
+    """One candidate for the whole fleet: how many judged hosts it runs on (ok or warn)."""
+
+    variant: Optional[str]
+    cuda: Optional[str]
+    image: Optional[str]
+    hosts: int
+    left_out: tuple[LeftOut, ...]
+
+
+@record
+class Duplicate:
+    name: str
+    sources: tuple[str, ...]
+
+
+@record
+class FleetResult:
+    request: Request
+    hosts: tuple[FleetHost, ...]
+    groups: tuple[HostGroup, ...]
+    answer: Optional[Coverage]  # the choice that runs on the most hosts (None: nothing judged)
+    candidates: tuple[Coverage, ...]  # every candidate considered, best first
+    problems: tuple[SourceProblem, ...]
+    duplicates: tuple[Duplicate, ...]
+
+    def count(self, verdict: str) -> int:
+        return sum(len(g.hosts) for g in self.groups if g.verdict == verdict)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return {v: self.count(v) for v in VERDICTS}
+
+    def exit_status(self) -> int:
+        return 1 if self.count(FAIL) else 0
+
+
+def _codes(result: CheckResult, severity: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for finding in result.findings:
+        if finding.severity == severity:
+            seen.setdefault(finding.code, None)
+    return tuple(seen)
+
+
+def _missing(host: FleetHost) -> tuple[str, ...]:
+    if host.facts is None:
+        return ("gpu-labels",)
+    if host.origin == NODE_LABELS:
+        return LABEL_GAPS
+    facts = host.facts
+    gaps = [name for name, value in (("system", facts.system), ("docker", facts.docker), ("torch", facts.torch)) if value is None]
+    return tuple(gaps)
+
+
+def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
+    """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen order."""
+    groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
+    # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
+    # The memo holds each object it names, so an id is never reused while it is a key.
+    by_object: dict[tuple[int, str], tuple[Optional[HostFacts], list[FleetHost]]] = {}
+    for host in hosts:
+        kind = host.kind if host.kind is not None or host.facts is None else identity_free(host.facts)
+        memo = (id(kind), host.origin)
+        known = by_object.get(memo)
+        if known is None:
+            missing = _missing(host)
+            entry = groups.get((kind, missing))
+            if entry is None:
+                entry = groups[(kind, missing)] = (kind, missing, [])
+            known = by_object[memo] = (kind, entry[2])
+        known[1].append(host)
+    return list(groups.values())
+
+
+def _duplicates(hosts: Sequence[FleetHost]) -> tuple[Duplicate, ...]:
+    seen: dict[str, list[str]] = {}
+    for host in hosts:
+        seen.setdefault(host.name, []).append(host.source)
+    return tuple(Duplicate(name, tuple(sources)) for name, sources in seen.items() if len(sources) > 1)
+
+
+def _coverage(
+    groups: Sequence[HostGroup], results: Sequence[Optional[CheckResult]], variant: Optional[WheelVariant], image: Optional[str]
+) -> Coverage:
+    runs = 0
+    left: list[LeftOut] = []
+    for group, result in zip(groups, results):
+        if result is None:
+            continue
+        if result.verdict != FAIL:
+            runs += len(group.hosts)
+        else:
+            left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL)))
+    return Coverage(
+        variant=variant.name if variant is not None else None,
+        cuda=str(variant.cuda.major_minor) if variant is not None else None,
+        image=image,
+        hosts=runs,
+        left_out=tuple(left),
+    )
+
+
+def _fixed_target(groups: Sequence[HostGroup], request: Request) -> Coverage:
+    """--image or --variant: the target is given; the answer is how far it reaches."""
+    results = [g.result for g in groups]
+    target = next((r.target for r in results if r is not None and r.target is not None), None)
+    variant = request.variant
+    image = str(request.image) if request.image is not None else (target.image if target is not None else None)
+    coverage = _coverage(groups, results, variant, image)
+    if variant is None and target is not None:
+        coverage = replace(coverage, variant=target.variant, cuda=target.cuda)
+    return coverage
+
+
+def judge_fleet(
+    hosts: Sequence[FleetHost],
+    table: CompatTable,
+    request: Request,
+    image: Optional[ImageFacts] = None,
+    problems: Sequence[SourceProblem] = (),
+) -> FleetResult:
+    """Group the hosts, check each group once, and find the variant that runs on the most hosts."""
+    groups = []
+    for facts, missing, members in group_hosts(hosts):
+        result = check(facts, table, request, image=image) if facts is not None else None
+        groups.append(HostGroup(tuple(members), facts, result, missing))
+    groups.sort(key=lambda g: -len(g.hosts))
+
+    candidates: list[Coverage] = []
+    if any(g.result is not None for g in groups):
+        if request.image is not None or request.variant is not None:
+            candidates.append(_fixed_target(groups, request))
+        else:
+            release = request.release
+            for name in request.family.variants_for(release):
+                variant = release.variant(name)
+                if variant is None:
+                    continue
+                pinned = replace(request, variant=variant)
+                results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
+                candidates.append(_coverage(groups, results, variant, request.family.reference(release, variant)))
+            # The most hosts first; among equals the newest CUDA.
+            candidates.sort(key=lambda c: (-c.hosts, tuple(-int(n) for n in (c.cuda or "0").split("."))))
+    return FleetResult(
+        request=request,
+        hosts=tuple(hosts),
+        groups=tuple(groups),
+        answer=candidates[0] if candidates else None,
+        candidates=tuple(candidates),
+        problems=tuple(problems),
+        duplicates=_duplicates(hosts),
+    )

@@ -1,0 +1,217 @@
+"""What a fleet source holds, told apart by its content: a cudadoctor host snapshot, a Kubernetes
+``List`` of ``Node`` objects (``kubectl get nodes -o json``) or a single ``Node``. Pure: parsed
+JSON in, fleet hosts out; reading files is the loader's job.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterator, Optional, Union
+
+from ..model.facts import HostFacts
+from ..model.record import record, replace
+from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, snapshot_from_dict
+from .gfd import PREFIX as GFD_PREFIX
+from .gfd import LabelError, facts_from_labels
+
+GFD_TIMESTAMP = "nvidia.com/gfd.timestamp"  # when GFD last ran: no fact about the node
+
+SNAPSHOT, NODE_LABELS = "snapshot", "node-labels"
+
+
+class SourceError(ValueError):
+    """A source (or one node in it) that cannot be read; the message names it and what is wrong."""
+
+
+@record
+class FleetHost:
+    """One node of the fleet: its name, where it was read, and its facts (None: no GPU labels, so
+    nothing to judge: the fleet counts it as unknown)."""
+
+    name: str
+    source: str  # the file (or "-" / "kubernetes") it was read from
+    origin: str  # SNAPSHOT or NODE_LABELS
+    facts: Optional[HostFacts]
+    # The facts with what names this host taken out (identity_free), shared by every host of its
+    # kind so the fleet groups hosts without comparing each one; None: not worked out yet.
+    kind: Optional[HostFacts] = None
+
+
+def identity_free(facts: HostFacts) -> HostFacts:
+    """The facts without what cannot change a verdict: names, times and, unless
+    CUDA_VISIBLE_DEVICES could name a GPU by them, the GPUs' UUIDs and PCI addresses."""
+    gpus = facts.gpus
+    env = facts.system.env("CUDA_VISIBLE_DEVICES") if facts.system is not None else None
+    if env is None:
+        gpus = tuple(replace(g, uuid=None, pci_bus_id=None) if (g.uuid or g.pci_bus_id) else g for g in gpus)
+    return replace(facts, hostname=None, probed_at=None, cudadoctor_version=None, gpus=gpus)
+
+
+@record
+class SourceProblem:
+    """One entry of a collection that could not be read (the rest of it still counts)."""
+
+    source: str
+    error: str
+
+
+Item = Union[FleetHost, SourceProblem]
+
+
+def kind_of(data: Any) -> str:
+    """``snapshot``, ``node-list`` or ``node``; SourceError for anything else."""
+    if isinstance(data, dict):
+        if data.get("kind") == SNAPSHOT_KIND:
+            return "snapshot"
+        if data.get("kind") in ("List", "NodeList") and isinstance(data.get("items"), list):
+            return "node-list"
+        if data.get("kind") == "Node":
+            return "node"
+        if "kind" in data:
+            return f"kind {str(data.get('kind'))[:40]!r}"
+    return "unknown"
+
+
+def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The node's name and its nvidia.com/ labels (sorted, GFD's timestamp left out): all that
+    decides its facts, so identical nodes share one key."""
+    metadata = node.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise SourceError(f"{where}: a Node without metadata.name")
+    name = metadata["name"]
+    labels = metadata.get("labels") or {}
+    if not isinstance(labels, dict):
+        raise SourceError(f"{where}: node {name[:80]}: metadata.labels is not a map of strings")
+    relevant = []
+    for key, value in labels.items():
+        if not isinstance(value, str) or not isinstance(key, str):
+            raise SourceError(f"{where}: node {name[:80]}: metadata.labels is not a map of strings")
+        if key.startswith(GFD_PREFIX) and key != GFD_TIMESTAMP:
+            relevant.append((key, value))
+    relevant.sort()
+    return name, tuple(relevant)
+
+
+@lru_cache(maxsize=4096)
+def _facts_of(labels: tuple[tuple[str, str], ...]) -> Optional[HostFacts]:
+    """One facts object per distinct label set: 10 000 nodes of 40 kinds build 40 (records are frozen)."""
+    return facts_from_labels(dict(labels))
+
+
+def node_host(node: Any, where: str) -> FleetHost:
+    if not isinstance(node, dict) or node.get("kind", "Node") != "Node":
+        raise SourceError(f"{where}: an item that is not a Node")
+    name, labels = _gpu_labels(node, where)
+    try:
+        facts = _facts_of(labels)
+    except LabelError as exc:
+        raise SourceError(f"{where}: node {name[:80]}: {exc}") from None
+    return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
+
+
+_IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields that name one host
+_GPU_IDENTITY = ("uuid", "pci_bus_id")  # GpuFacts fields that name one GPU
+
+
+def _optional_text(value: Any, path: str) -> Optional[str]:
+    if value is not None and not isinstance(value, str):
+        raise SnapshotError(f"{path}: expected a string, got {value!r}")
+    return value
+
+
+class SnapshotCache:
+    """Decodes snapshots, once per distinct content: a fleet's snapshots differ mostly in the
+    host's name, probe time and GPU identities, so a snapshot equal to one already decoded in
+    everything else reuses its facts with its own names and identities put in (checked as the
+    codec checks them). The facts are exactly what ``snapshot_from_dict`` returns."""
+
+    def __init__(self) -> None:
+        self._facts: dict[str, tuple[HostFacts, HostFacts]] = {}  # key -> (facts, identity_free(facts))
+
+    def _key(self, host: dict[str, Any]) -> Optional[str]:
+        rest = {k: v for k, v in host.items() if k not in _IDENTITY}
+        gpus = rest.get("gpus")
+        if isinstance(gpus, list):
+            if not all(isinstance(g, dict) for g in gpus):
+                return None
+            rest["gpus"] = [{k: v for k, v in g.items() if k not in _GPU_IDENTITY} for g in gpus]
+        import json
+
+        return json.dumps(rest, separators=(",", ":"))
+
+    def decode(self, data: Any) -> tuple[HostFacts, HostFacts]:
+        """(the snapshot's facts, the same without identities: shared by its kind)."""
+        host = data.get("host") if isinstance(data, dict) else None
+        if not isinstance(host, dict) or data.get("kind") != SNAPSHOT_KIND or data.get("schema") != SNAPSHOT_SCHEMA:
+            facts = snapshot_from_dict(data)  # raises: its message says what is wrong
+            return facts, identity_free(facts)
+        key = self._key(host)
+        entry = self._facts.get(key) if key is not None else None
+        if entry is None:
+            facts = snapshot_from_dict(data)
+            entry = (facts, identity_free(facts))
+            if key is not None:
+                self._facts[key] = entry
+            return entry
+        known, kind = entry
+        names = {k: _optional_text(host.get(k), f"$.host.{k}") for k in _IDENTITY}
+        gpus = tuple(
+            replace(
+                gpu,
+                uuid=_optional_text(raw.get("uuid"), f"$.host.gpus[{i}].uuid"),
+                pci_bus_id=_optional_text(raw.get("pci_bus_id"), f"$.host.gpus[{i}].pci_bus_id"),
+            )
+            for i, (gpu, raw) in enumerate(zip(known.gpus, host["gpus"]))
+        )
+        facts = replace(known, gpus=gpus, **names)
+        # Equal keys mean equal environments; where CUDA_VISIBLE_DEVICES can name GPUs by their
+        # identities, those stay in the kind, so it is this host's own.
+        if known.system is not None and known.system.env("CUDA_VISIBLE_DEVICES") is not None:
+            return facts, identity_free(facts)
+        return facts, kind
+
+
+def snapshot_host(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> FleetHost:
+    try:
+        facts, kind = (cache or SnapshotCache()).decode(data)
+    except SnapshotError as exc:
+        raise SourceError(f"{where}: {exc}") from None
+    return FleetHost(name=facts.hostname or fallback_name, source=where, origin=SNAPSHOT, facts=facts, kind=kind)
+
+
+def hosts_in(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> Iterator[Item]:
+    """The hosts of one parsed document. A bad node inside a list is one SourceProblem (the
+    others still count); a document that is none of the known kinds raises SourceError."""
+    kind = kind_of(data)
+    if kind == "snapshot":
+        yield snapshot_host(data, where, fallback_name, cache)
+    elif kind == "node":
+        yield node_host(data, where)
+    elif kind == "node-list":
+        for i, item in enumerate(data["items"]):
+            try:
+                yield node_host(item, f"{where} (item {i})" if not _named(item) else where)
+            except SourceError as exc:
+                yield SourceProblem(where, str(exc))
+    else:
+        found = f" ({kind})" if kind != "unknown" else ""
+        raise SourceError(
+            f"{where}: neither a cudadoctor host snapshot nor a Kubernetes Node or node list{found}: "
+            "give `cudadoctor probe --json` output or `kubectl get nodes -o json`"
+        )
+
+
+def _named(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("metadata"), dict) and bool(item["metadata"].get("name"))
+
+
+def decode_source(text: str, where: str) -> Any:
+    """A source's JSON; SourceError naming ``where`` when it is not JSON."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise SourceError(f"{where}: nested too deeply") from None
