@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
 
@@ -34,6 +35,7 @@ class Request:
     image: Optional["ImageRef"] = None  # an image to judge (--image)
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings to evaluate (--require)
     min_memory_bytes: Optional[int] = None  # warn below this much GPU memory (--min-memory)
+    ngc: Optional[NgcFamily] = None  # --family named an NGC family: recommend a monthly release of it
 
 
 def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:
@@ -54,7 +56,7 @@ def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
         return table.image_families[0]
     family = table.family(name.strip())
     if family is None:
-        known = ", ".join(f.name for f in table.image_families)
+        known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
         raise RequestError(f"unknown image family {name!r}: known families are {known}")
     return family
 
@@ -136,7 +138,8 @@ def resolve_request(
         values = parse_user_values(image, variant, requirements, min_memory)
     ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
     release = resolve_release(table, torch)
-    image_family = resolve_family(table, family)
+    ngc = table.ngc_family(family.strip()) if family else None
+    image_family = resolve_family(table, None if ngc else family)
     pinned = None
     if variant:
         pinned = release.variant(variant.strip())
@@ -151,4 +154,5 @@ def resolve_request(
         image=ref,
         requirements=required,
         min_memory_bytes=min_memory_bytes,
+        ngc=ngc,
     )

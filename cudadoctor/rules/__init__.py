@@ -12,7 +12,7 @@ import importlib
 from typing import Callable, Iterable
 
 from ..model.findings import Finding
-from . import driver, environment, gpu, kernel, nvml, torch
+from . import driver, environment, gpu, kernel, ngc, nvml, torch
 from .context import Check, CheckContext
 
 # Report groups, in the order the text report shows them: (key, heading).
@@ -70,6 +70,8 @@ CHECKS: tuple[Check, ...] = (
     Check("image", "image", "image", _container_check("image", "check_image")),
     Check("requirements", "image", "image", _container_check("image", "check_requirements")),
     Check("smoke", "image", "image", _container_check("image", "check_smoke")),
+    # issue 13: NGC PyTorch containers (driver group)
+    Check("ngc", "driver", "driver", ngc.check_ngc),
 )
 
 __all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]
