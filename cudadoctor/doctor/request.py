@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
+from ..model.runline import RunLine
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
@@ -36,6 +37,7 @@ class Request:
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings to evaluate (--require)
     min_memory_bytes: Optional[int] = None  # warn below this much GPU memory (--min-memory)
     ngc: Optional[NgcFamily] = None  # --family named an NGC family: recommend a monthly release of it
+    run: Optional[RunLine] = None  # the `docker run` line to judge (--run); its image is ``image``
 
 
 def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:
@@ -107,6 +109,16 @@ class UserValues:
     image: Optional["ImageRef"] = None
     requirements: tuple[str, ...] = ()
     min_memory_bytes: Optional[int] = None
+    run: Optional[RunLine] = None
+
+
+def parse_run(text: str) -> RunLine:
+    from ..model.runline import RunLineError, parse_run_line
+
+    try:
+        return parse_run_line(text)
+    except RunLineError as exc:
+        raise RequestError(f"--run: {exc}") from None
 
 
 def parse_user_values(
@@ -114,12 +126,27 @@ def parse_user_values(
     variant: Optional[str] = None,
     requirements: Sequence[str] = (),
     min_memory: Optional[str] = None,
+    run: Optional[str] = None,
 ) -> UserValues:
-    """--image, --require and --min-memory, each checked; raises RequestError."""
-    ref = parse_image(image) if image is not None else None
+    """--image, --run, --require and --min-memory, each checked; raises RequestError."""
+    line = None
+    if run is not None:
+        if image is not None:
+            raise RequestError("give --run or --image, not both (the run line names the image)")
+        line = parse_run(run)
+        try:
+            ref = parse_image(line.image)
+        except RequestError as exc:
+            raise RequestError(f"--run: the image {line.image!r}: {str(exc).split(': ', 1)[-1]}") from None
+        image = None
+    else:
+        ref = None
+    ref = ref or (parse_image(image) if image is not None else None)
     if ref is not None and variant:
         raise RequestError("give --image or --variant, not both (the image decides the variant)")
-    return UserValues(image=ref, requirements=parse_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory))
+    return UserValues(
+        image=ref, requirements=parse_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory), run=line
+    )
 
 
 def resolve_request(
@@ -131,11 +158,12 @@ def resolve_request(
     requirements: Sequence[str] = (),
     min_memory: Optional[str] = None,
     values: Optional[UserValues] = None,
+    run: Optional[str] = None,
 ) -> Request:
     """Check every requested value and resolve it against the table; raises RequestError.
     ``values`` are the already checked image, requirements and memory (parse_user_values)."""
     if values is None:
-        values = parse_user_values(image, variant, requirements, min_memory)
+        values = parse_user_values(image, variant, requirements, min_memory, run)
     ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
     release = resolve_release(table, torch)
     ngc = table.ngc_family(family.strip()) if family else None
@@ -155,4 +183,5 @@ def resolve_request(
         requirements=required,
         min_memory_bytes=min_memory_bytes,
         ngc=ngc,
+        run=values.run,
     )

@@ -97,6 +97,7 @@ def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: O
         min_memory_bytes=request.min_memory_bytes,
         image_facts=replace(image, facts_from=holds.facts_from),
         arch_list=holds.arch_list,
+        run=request.run,
     )
 
 

@@ -6,6 +6,7 @@ from typing import Optional
 
 from .facts import ImageFacts
 from .record import record
+from .runline import RunLine
 
 
 @record
@@ -24,3 +25,4 @@ class Target:
     # The build's own arch list when it is not a table variant's: an NGC image's TORCH_CUDA_ARCH_LIST
     # words ("8.0", "9.0+PTX"), from its environment or the table's NGC entry.
     arch_list: Optional[tuple[str, ...]] = None
+    run: Optional[RunLine] = None  # the `docker run` line the image is started with (check --run)

@@ -70,9 +70,11 @@ CHECKS: tuple[Check, ...] = (
     Check("image", "image", "image", _container_check("image", "check_image")),
     Check("requirements", "image", "image", _container_check("image", "check_requirements")),
     Check("smoke", "image", "image", _container_check("image", "check_smoke")),
-    # issue 13: NGC PyTorch containers (driver group); image hygiene, read from its files (image group)
+    # issue 13: NGC PyTorch containers (driver group); image hygiene, read from its files, and the
+    # `docker run` line of check --run (image group)
     Check("ngc", "driver", "driver", ngc.check_ngc),
     Check("hygiene", "image", "image", _container_check("hygiene", "check_hygiene")),
+    Check("run-line", "image", "image", _container_check("runline", "check_run")),
 )
 
 __all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]

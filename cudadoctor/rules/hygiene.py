@@ -302,7 +302,8 @@ def check_hygiene(ctx: CheckContext) -> list[Finding]:
         return []
     ref = image.reference
     findings: list[Finding] = []
-    if runs_as_root(hygiene.user):
+    run_user = target.run.user if target is not None and target.run is not None else None
+    if runs_as_root(hygiene.user) and (run_user is None or runs_as_root(run_user)):
         shown = f"USER {hygiene.user}" if hygiene.user else "no USER line"
         findings.append(
             Finding(
