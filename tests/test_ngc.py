@@ -115,3 +115,28 @@ def test_check_family_without_image_targets_the_recommended_month():
     result = core_check(load_snapshot(host("h100-535")), family="ngc-pytorch", only=["ngc"])
     assert result.target.image == f"{REPO}:25.12-py3" and result.recommendation.variant == "25.12"
     assert [f.code for f in result.findings] == ["ngc-forward-compat"]
+
+
+def test_a_present_image_is_judged_by_its_own_environment():
+    from cudadoctor.model.facts import ImageFacts
+
+    # A retagged or rebuilt image whose environment disagrees with the table's month: what runs is the image.
+    image = ImageFacts(f"{REPO}:25.12-py3", state="ok",
+                       env=(("CUDA_VERSION", "12.8.1.012"), ("PYTORCH_VERSION", "2.7.0a0+79aa17489c"),
+                            ("TORCH_CUDA_ARCH_LIST", "7.5 8.0 8.6 9.0 10.0 12.0+PTX")))
+    result = core_check(load_snapshot(host("h100-550")), image=f"{REPO}:25.12-py3", image_facts=image,
+                        only=["driver-for-target", "ngc", "gpu-arch"])
+    assert result.target.cuda == "12.8" and result.target.image_facts.facts_from == "image-env"
+    codes = [f.code for f in result.findings]
+    assert "driver-minor-compat" in codes and "gpu-arch-ok" in codes  # R550 runs 12.8 under minor-version compatibility
+    assert not any(c.startswith("ngc-release-") for c in codes) or "ngc-release-ok" not in codes
+
+
+def test_the_ngc_family_is_not_a_wheel_family():
+    run = invoke("recommend", "--wheel", "--family", "ngc-pytorch", "--snapshot", host("h100-535"))
+    assert run.exit_code == 2 and "family of images" in run.stderr
+
+
+def test_an_ngc_month_without_arch_list_leaves_the_gpus_unjudged_until_the_image_is_here():
+    absent = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:25.10-py3", only=["gpu-arch"])
+    assert absent.findings == ()  # the table does not record 25.10's arch list; the image's env does (tests/test_issue13_docker.py)

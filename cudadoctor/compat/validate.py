@@ -480,10 +480,10 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         if ngc.cuda is None:
             continue
         row = exact.get(ngc.cuda)
-        branches = (
+        covering = (
             tuple(b.branch for b in forward.branches if ngc.cuda.major_minor in b.compat_packages) if forward else None
         )
-        _ngc(check_derived, ngc, row.min_driver_linux if row else None, branches)
+        _ngc(check_derived, ngc, row.min_driver_linux if row else None, covering)
 
     features = []
     for i, entry in enumerate(r.array(top.get("features", []), "features")):

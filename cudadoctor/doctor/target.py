@@ -143,9 +143,9 @@ def _env_arch_list(image: ImageFacts) -> Optional[tuple[str, ...]]:
 
 
 def ngc_match(table: CompatTable, ref: ImageRef, image: ImageFacts) -> Optional[ImageHolds]:
-    """An NGC PyTorch tag (``YY.MM-py3``, also through a mirror): CUDA and PyTorch from the table's
-    entry for the month when it records them, else from the image's environment when the image is
-    here; the arch list from the image's TORCH_CUDA_ARCH_LIST when present, else the table's."""
+    """An NGC PyTorch tag (``YY.MM-py3``, also through a mirror): CUDA and PyTorch from the image's
+    environment when the image is here (it is what will run), else from the table's entry for the
+    month; the arch list from the image's TORCH_CUDA_ARCH_LIST when present, else the table's."""
     if not ref.tag:
         return None
     for name in dict.fromkeys((ref.name, ref.path)):
@@ -154,7 +154,8 @@ def ngc_match(table: CompatTable, ref: ImageRef, image: ImageFacts) -> Optional[
             continue
         family, _month, entry = found
         arch = _env_arch_list(image) or (entry.arch_list if entry else None)
-        if entry is not None and entry.cuda is not None:
+        present = image.state == "ok" and bool(image.env_value("CUDA_VERSION"))
+        if entry is not None and entry.cuda is not None and not present:
             cuda = entry.cuda.major_minor
             minor = entry.torch_minor
             release = table.release(minor) if minor else None

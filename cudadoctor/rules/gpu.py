@@ -112,6 +112,8 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
         return []
     if target.arch_list and ctx.target_cuda is not None:
         return _own_arch_list(ctx)
+    if target.family and ctx.table.ngc_family(target.family) is not None:
+        return []  # an NGC build is not the wheel of its PyTorch release: without its arch list, no verdict
     release = table.release(target.torch)
     variant = release.variant(target.variant) if release else None
     if release is None or variant is None:

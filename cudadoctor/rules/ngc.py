@@ -28,12 +28,16 @@ def ngc_target(ctx: CheckContext) -> Optional[tuple[NgcFamily, str, Optional[Ngc
         return None
     entry = ctx.table.ngc_release(month)
     cuda = ctx.target_cuda
-    if cuda is not None and (entry is None or entry.cuda is None):  # read from the image's environment
+    image = target.image_facts
+    if cuda is not None and image is not None and image.facts_from == "image-env":  # the image's own environment
         base = entry or NgcRelease(
             release=month, cuda=None, pytorch=None, min_driver=None, forward_compat_branches=None, arch_list=None,
             evidence=(), source=family.source,
         )
-        entry = replace(base, cuda=cuda, arch_list=target.arch_list, forward_compat_branches=None)
+        entry = replace(
+            base, cuda=cuda, pytorch=image.env_value("PYTORCH_VERSION") or base.pytorch, arch_list=target.arch_list,
+            forward_compat_branches=None, min_driver=None,
+        )
     return family, month, entry
 
 
@@ -46,7 +50,7 @@ def ngc_fit_for_target(ctx: CheckContext) -> Optional[NgcFit]:
 
 def _evidence(release: NgcRelease, read_from_image: bool) -> str:
     if read_from_image:
-        return "CUDA read from the image's environment."
+        return "CUDA and PyTorch read from the image's environment (CUDA_VERSION, PYTORCH_VERSION)."
     levels = ", ".join(f"{fact} {level}" for fact, level in release.evidence)
     return f"Evidence: {levels}." + (f" {release.note}" if release.note else "")
 
@@ -72,7 +76,8 @@ def check_ngc(ctx: CheckContext) -> list[Finding]:
                 source=table.cite(family.source),
             )
         ]
-    from_image = table.ngc_release(month) is None or table.ngc_release(month).cuda is None  # type: ignore[union-attr]
+    image = ctx.target.image_facts if ctx.target else None
+    from_image = image is not None and image.facts_from == "image-env"
     fit = ngc_fit(ctx.host, release)
     what = f"NGC PyTorch {month} (CUDA {release.cuda}" + (f", PyTorch {release.pytorch})" if release.pytorch else ")")
     source = table.cite(release.source)
