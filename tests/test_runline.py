@@ -178,3 +178,11 @@ def test_run_line_user_overrides_the_image_user_for_the_root_finding():
     as_root = core_check(load_snapshot(host("h100-535")), run="docker run --gpus all img", image_facts=image, only=["hygiene"])
     as_user = core_check(load_snapshot(host("h100-535")), run="docker run -u 1000 --gpus all img", image_facts=image, only=["hygiene"])
     assert [f.code for f in as_root.findings] == ["image-runs-as-root"] and as_user.findings == ()
+
+
+def test_run_works_with_a_snapshot_on_the_command_line():
+    run = invoke("check", "--json", "--snapshot", host("h100-535"), "--run",
+                 "docker container run --gpus '\"device=0,1\"' --ipc=host -p 127.0.0.1:8888:8888 -v ./c:/c pytorch-cuda:v2.9-cu128")
+    data = run.json()
+    assert data["target"]["image"] == "pytorch-cuda:v2.9-cu128" and data["target"]["run"]["gpus"][0]["device_ids"] == ["0", "1"]
+    assert not [f for f in data["findings"] if f["code"].startswith("run-")]
