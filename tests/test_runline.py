@@ -17,6 +17,7 @@ PARSES = [
     ("docker container run ubuntu bash", "ubuntu", ("bash",), {}),
     ("sudo docker run --rm -it ubuntu", "ubuntu", (), {"remove": True}),
     ("docker -H unix:///run/docker.sock --debug run alpine", "alpine", (), {}),
+    ("sudo -E -u ops env CUDA_VISIBLE_DEVICES=0 docker --context=gpu run alpine", "alpine", (), {}),
     ("docker run -it --gpus all nvidia/cuda:12.8.1-base-ubuntu24.04 nvidia-smi", "nvidia/cuda:12.8.1-base-ubuntu24.04", ("nvidia-smi",), {"gpus": ("all",)}),
     ("docker run --gpus=2 img", "img", (), {"gpus": ("2",)}),
     ("docker run --gpus '\"device=1,2\"' img", "img", (), {"gpus": ('"device=1,2"',)}),
@@ -124,6 +125,16 @@ def test_a_well_formed_line_has_nothing_to_say():
     assert found == {}
     found, _ = codes("docker run --gpus all --shm-size=16g --mount type=volume,src=ck,dst=/ck img", snapshot="rtx4090-550")
     assert found == {}  # one GPU: all is that one
+
+
+def test_shm_shared_with_another_container_or_mounted_is_not_judged_too_small():
+    for line in ("docker run --gpus all --ipc=container:trainer -v a:/a img",
+                 "docker run --gpus all -v /dev/shm:/dev/shm -v a:/a img",
+                 "docker run --gpus all --mount type=tmpfs,destination=/dev/shm,tmpfs-size=8g -v a:/a img"):
+        found, _ = codes(line, snapshot="rtx4090-550")
+        assert "run-shm-too-small" not in found, line
+    small, _ = codes("docker run --gpus all --ipc=none -v a:/a img", snapshot="rtx4090-550")
+    assert "no /dev/shm" in small["run-shm-too-small"].title
 
 
 def test_no_gpus_and_no_volume():

@@ -207,8 +207,17 @@ def _words(text: str) -> list[str]:
 def _strip_to_run(words: list[str]) -> list[str]:
     """The words after `docker [global options] run` / `docker container run`."""
     i = 0
-    while i < len(words) and words[i] in ("sudo", "command", "exec"):
-        i += 1
+    while i < len(words):  # `sudo -E`, `env VAR=1`, `exec`, `command` in front of docker
+        word = words[i]
+        if word in ("sudo", "env", "command", "exec", "nohup", "time"):
+            i += 1
+            while i < len(words) and words[i].startswith("-") and words[i] != "--":
+                i += 2 if words[i] in ("-u", "-g", "-C", "-h") else 1  # sudo's options that take a value
+            continue
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+            i += 1
+            continue
+        break
     if i >= len(words) or words[i].rsplit("/", 1)[-1] != "docker":
         raise RunLineError("expected a `docker run ...` command line (it starts with docker)")
     i += 1

@@ -146,7 +146,8 @@ def check_run(ctx: CheckContext) -> list[Finding]:
                 )
             )
 
-    if run.ipc != "host" and not _shm_mounted(run):
+    shares_other = (run.ipc or "").startswith("container:")  # another container's /dev/shm: its size is not on this line
+    if run.ipc != "host" and not shares_other and not _shm_mounted(run):
         size = run.shm_size_bytes if run.shm_size_bytes is not None else DOCKER_SHM_DEFAULT
         if run.ipc == "none" or size < SHM_MIN:
             have = "no /dev/shm (--ipc=none)" if run.ipc == "none" else (
