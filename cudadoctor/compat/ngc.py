@@ -209,8 +209,13 @@ def check_derived(
     compat_branches: Optional[tuple[int, ...]],
 ) -> None:
     """A derived fact must equal what the table's own rows give: the Table 3 minimum driver for
-    the container's CUDA, and the forward-compatibility branches whose compat packages cover it."""
+    the container's CUDA, and the forward-compatibility branches whose compat packages cover it.
+
+    A value the release notes print is kept as printed even where the table's rows give another
+    one (older pages print a branch, "550 or later", and name end-of-life branches such as R470);
+    the entry's note must then say so, so that neither value is hidden."""
     where = f"ngc_pytorch_releases[{release.release}]"
+    _printed_against_rows(release, table_min_driver, compat_branches, where)
     if release.min_driver is not None and release.evidence_of("min_driver") == DERIVED:
         if table_min_driver is None:
             raise NgcError(f"{where}: min_driver is derived, but cuda_releases has no row for CUDA {release.cuda}")
@@ -227,3 +232,33 @@ def check_derived(
                 f"{where}: forward_compat_branches {list(branches)} differ from the matrix's {list(compat_branches)} "
                 f"for CUDA {release.cuda.major_minor if release.cuda else '?'}"
             )
+
+
+def _printed_against_rows(
+    release: NgcRelease,
+    table_min_driver: Optional[DriverVersion],
+    compat_branches: Optional[tuple[int, ...]],
+    where: str,
+) -> None:
+    """A printed driver fact that disagrees with the table's own rows needs a note naming the rows' value."""
+    printed = release.min_driver
+    if printed is not None and table_min_driver is not None and release.evidence_of("min_driver") == RELEASE_NOTES:
+        # "550 or later" is recorded as the branch 550: it agrees with a Table 3 row on that branch.
+        agrees = printed == table_min_driver or (len(printed.numbers) == 1 and printed.branch == table_min_driver.branch)
+        if not agrees and str(table_min_driver) not in release.note:
+            raise NgcError(
+                f"{where}: min_driver {printed} as the release notes print it differs from cuda_releases' "
+                f"{table_min_driver} for CUDA {release.cuda}; keep it, and name {table_min_driver} in the note"
+            )
+    branches = release.forward_compat_branches
+    if (
+        branches is not None
+        and compat_branches is not None
+        and release.evidence_of("forward_compat_branches") == RELEASE_NOTES
+        and branches != compat_branches
+        and not release.note.strip()
+    ):
+        raise NgcError(
+            f"{where}: forward_compat_branches {list(branches)} as the release notes print them differ from the "
+            f"matrix's {list(compat_branches)}; keep them, and say so in the note"
+        )
