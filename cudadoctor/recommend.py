@@ -8,13 +8,16 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
 from .model.record import field, record
 from .model.versions import ComputeCapability
+
+if TYPE_CHECKING:
+    from .compat.ngc import NgcFamily
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
 
@@ -331,3 +334,64 @@ def first_fit(
         if rec.found:
             return release, rec
     return None
+
+
+def recommend_ngc(host: HostView, family: "NgcFamily") -> Recommendation:
+    """The newest NGC PyTorch release this host runs (natively, through forward compatibility on a
+    data-center GPU, or under minor-version compatibility), and why each newer one lost. The
+    chosen release is the recommendation's ``variant``; months whose CUDA the table does not
+    record are passed over, and say so."""
+    from .host.ngc import FORWARD_COMPAT, NATIVE, ngc_fit
+
+    rejected: list[Rejection] = []
+    barred = False
+    newest_first = tuple(reversed(host.table.ngc_releases))
+    # Releases whose CUDA NVIDIA's release notes print come first; the unverified ones only when none of those runs.
+    ordered = [r for r in newest_first if r.settled] + [r for r in newest_first if not r.settled]
+    for release in ordered:
+        fit = ngc_fit(host, release)
+        barred = barred or fit.forward_compat_barred
+        if not fit.runs:
+            rejected.append(Rejection(release.release, fit.why))
+            continue
+        if release.settled:
+            rejected += [
+                Rejection(other.release, f"its CUDA ({other.cuda}) is unverified in the table; releases whose facts "
+                          "NVIDIA's release notes settle are preferred")
+                for other in newest_first
+                if not other.settled and other.cuda is not None and other.key > release.key and ngc_fit(host, other).runs
+            ]
+        cuda = release.cuda
+        evidence = "" if release.settled else f" (the table's CUDA {cuda} for {release.release} is unverified: see its note)"
+        note = ""
+        if barred:
+            note = "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
+        support = {NATIVE: "full", FORWARD_COMPAT: "forward-compat"}.get(fit.mode, "minor-compat")
+        torch = release.torch_minor or ""
+        return Recommendation(
+            torch=torch,
+            family=family.name,
+            variant=release.release,
+            cuda=str(cuda.major_minor) if cuda else None,
+            image=family.reference(release),
+            support=support,
+            why=f"{release.release} (CUDA {cuda}, PyTorch {release.pytorch or 'not recorded'}) is the newest release "
+            + ("this host runs whose CUDA NVIDIA's release notes print" if release.settled
+               else "this host runs (none whose CUDA the release notes print does)")
+            + f": {fit.why}{note}{evidence}",
+            rejected=tuple(rejected),
+        )
+    fixes = []
+    for release in reversed(host.table.ngc_releases):  # the newest release whose driver floor is known
+        row = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
+        floor = release.min_driver or (row.min_driver_linux if row else None)
+        if floor is not None:
+            fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda})")
+            break
+    why = "no NGC PyTorch release in the table runs on this host"
+    if barred:
+        why += "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
+    return Recommendation(
+        torch="", family=family.name, variant=None, cuda=None, image=None, support=None, why=why,
+        rejected=tuple(rejected), fixes=tuple(fixes),
+    )

@@ -144,3 +144,21 @@ def load_image(host: str, tag: str, os_name: str, architecture: str, env: Mappin
         client.images.load(archive.getvalue())
     finally:
         client.close()
+
+
+def build_image_from(host: str, tag: str, dockerfile_text: str, files: Mapping[str, bytes] = {}) -> None:
+    """Build a FROM scratch image from a Dockerfile and the files it COPYs (context paths -> bytes)."""
+    import docker
+
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, data in {"Dockerfile": dockerfile_text.encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive.seek(0)
+    client = docker.DockerClient(base_url=host, timeout=120)
+    try:
+        client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True)
+    finally:
+        client.close()

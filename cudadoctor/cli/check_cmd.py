@@ -23,6 +23,7 @@ from .options import container_options, families_options, host_options, non_empt
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
+@click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line with its image (the image it names is the --image).")
 @click.pass_context
 def check(ctx: click.Context, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
@@ -30,9 +31,9 @@ def check(ctx: click.Context, **options: Any) -> None:
 
     image, pull, smoke = options["image"], options["pull"], options["smoke"]
     # The values a user typed are checked before any file is read: a typo is reported first.
-    if (pull or smoke) and image is None:
+    if (pull or smoke) and image is None and options["run_line"] is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
-    values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
+    values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"], options["run_line"])
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,

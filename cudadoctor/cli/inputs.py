@@ -37,12 +37,13 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "
 
 
 def user_values_or_fail(
-    image: Optional[str], variant: Optional[str], requirements: Sequence[str], min_memory: Optional[str]
+    image: Optional[str], variant: Optional[str], requirements: Sequence[str], min_memory: Optional[str],
+    run: Optional[str] = None,
 ) -> "UserValues":
     from ..doctor.request import RequestError, parse_user_values
 
     try:
-        return parse_user_values(image, variant, requirements, min_memory)
+        return parse_user_values(image, variant, requirements, min_memory, run)
     except RequestError as exc:
         raise InputError(str(exc)) from None
 

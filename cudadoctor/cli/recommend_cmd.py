@@ -43,6 +43,8 @@ def recommend(ctx: click.Context, **options: Any) -> None:
         raise InputError("--format index-url needs --wheel")
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
+    if request.ngc is not None and want_wheel:
+        raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
     rec = recommend_for(facts, table, request)
     if not rec.found:

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
+from .ngc import NgcFamily, NgcRelease
 
 TABLE_SCHEMA = 1
 
@@ -361,6 +362,8 @@ class CompatTable:
     # Every normalised GPU name -> its model, built by the validator (which normalises every name
     # anyway to refuse duplicates); empty for a table built otherwise: then built on first use.
     gpu_names: dict[str, GpuModel] = field(default_factory=dict, repr=False)
+    ngc_releases: tuple[NgcRelease, ...] = ()  # NGC PyTorch monthly releases, oldest first
+    ngc_families: tuple[NgcFamily, ...] = ()  # image families of kind "ngc" (nvcr.io/nvidia/pytorch)
 
     # --- sources ---------------------------------------------------------------------------
 
@@ -518,6 +521,35 @@ class CompatTable:
             if family.repository == name:
                 return family
         return None
+
+    # --- NGC PyTorch containers -----------------------------------------------------------
+
+    def ngc_family(self, name: str) -> Optional[NgcFamily]:
+        for family in self.ngc_families:
+            if name in (family.name, family.repository):
+                return family
+        return None
+
+    def ngc_release(self, release: str) -> Optional[NgcRelease]:
+        for entry in self.ngc_releases:
+            if entry.release == release:
+                return entry
+        return None
+
+    def ngc_match(self, repository: str, tag: str) -> Optional[tuple[NgcFamily, str, Optional[NgcRelease]]]:
+        """(family, YY.MM, the table's entry or None) when ``repository:tag`` is an NGC family's tag."""
+        for family in self.ngc_families:
+            if family.repository == repository:
+                month = family.release_in_tag(tag)
+                if month is not None:
+                    return family, month, self.ngc_release(month)
+        return None
+
+    def compat_branches_for(self, cuda: CudaVersion) -> Optional[tuple[int, ...]]:
+        """The driver branches whose cuda-compat packages cover this CUDA minor (NVIDIA's matrix)."""
+        if self.forward_compat is None:
+            return None
+        return tuple(b.branch for b in self.forward_compat.branches if cuda.major_minor in b.compat_packages)
 
     def parse_family_reference(
         self, ref: str

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Optional
 
+from .ngc import NgcError, check_derived, parse_ngc_family, parse_ngc_release
 from .table import (
     BRAND_CLASSES,
     EVIDENCE_LEVELS,
@@ -458,11 +459,18 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
 
     families = []
     release_versions = {rel.version: rel for rel in releases}
+    ngc_families = []
     for i, entry in enumerate(_Reader.array(top.get("image_families"), "image_families")):
         where = f"image_families[{i}]"
         entry = r.obj(entry, where)
+        if entry.get("kind", "wheel") == "ngc":  # a tag per monthly release, not per (release, variant)
+            ngc_families.append(_ngc(parse_ngc_family, entry, r.sources))
+            continue
+        if entry.get("kind", "wheel") != "wheel":
+            raise TableError(f"{where}: kind {entry.get('kind')!r} must be \"wheel\" (the default) or \"ngc\"")
+        entry = {k: v for k, v in entry.items() if k != "kind"}
         families.append(parse_family(entry, where, release_versions, r.source(entry, where)))
-    names = [f.name for f in families]
+    names = [f.name for f in families] + [f.name for f in ngc_families]
     if len(set(names)) != len(names):
         raise TableError("image_families: duplicate family name")
     if not families:
@@ -517,6 +525,20 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             branches=tuple(branches),
         )
 
+    ngc_releases = [_ngc(parse_ngc_release, entry, r.sources) for entry in r.array(top.get("ngc_pytorch_releases", []), "ngc_pytorch_releases")]
+    _in_order(ngc_releases, lambda rel: rel.key, "ngc_pytorch_releases", "release")
+    if ngc_releases and not ngc_families:
+        raise TableError("ngc_pytorch_releases: no image family of kind \"ngc\" offers these releases")
+    exact = {row.version: row for row in cuda_releases}  # Table 3's row for the container's own CUDA release
+    for ngc in ngc_releases:
+        if ngc.cuda is None:
+            continue
+        row = exact.get(ngc.cuda)
+        covering = (
+            tuple(b.branch for b in forward.branches if ngc.cuda.major_minor in b.compat_packages) if forward else None
+        )
+        _ngc(check_derived, ngc, row.min_driver_linux if row else None, covering)
+
     features = []
     for i, entry in enumerate(r.array(top.get("features", []), "features")):
         where = f"features[{i}]"
@@ -542,7 +564,17 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         features=tuple(features),
         raw=data,
         gpu_names=gpu_names,
+        ngc_releases=tuple(ngc_releases),
+        ngc_families=tuple(ngc_families),
     )
+
+
+def _ngc(parse: Any, *args: Any) -> Any:
+    """Run one of compat.ngc's rules, its NgcError raised as the table's TableError."""
+    try:
+        return parse(*args)
+    except NgcError as exc:
+        raise TableError(str(exc)) from None
 
 
 _TEMPLATE_FIELDS = set(TEMPLATE_GROUPS)

@@ -16,12 +16,12 @@ from ..model.findings import Finding, exit_status, verdict
 from ..model.record import record
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
-from ..recommend import Recommendation, first_fit, recommend
+from ..recommend import Recommendation, first_fit, recommend, recommend_ngc
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
 from .request import Request
 from .runner import run_checks
-from .target import image_target, release_target
+from .target import image_target, ngc_target, release_target
 
 
 @record
@@ -40,8 +40,12 @@ class CheckResult:
 
 
 def recommend_for(facts: HostFacts, table: CompatTable, request: Request) -> Recommendation:
-    """The variant (and image tag) of the requested release that fits this host."""
-    return recommend(HostView.of(facts, table), request.release, request.family)
+    """The variant (and image tag) of the requested release that fits this host; for an NGC
+    family (--family naming one), the newest monthly release this host runs."""
+    host = HostView.of(facts, table)
+    if request.ngc is not None:
+        return recommend_ngc(host, request.ngc)
+    return recommend(host, request.release, request.family)
 
 
 def check(
@@ -59,7 +63,13 @@ def check(
     if target is not None and target.torch and not request.release_explicit:
         # Unless --torch says otherwise, the recommendation is for the release the image holds.
         release = table.release(target.torch) or release
-    recommendation = recommend(host, release, request.family)
+    ngc = request.ngc or (table.ngc_family(target.family) if target is not None and target.family else None)
+    if ngc is not None:
+        recommendation = recommend_ngc(host, ngc)
+    else:
+        recommendation = recommend(host, release, request.family)
+    if target is None and request.ngc is not None:
+        target = ngc_target(table, request, recommendation)
     if target is None:
         target = release_target(request, recommendation)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
+from ..model.runline import RunLine
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
@@ -37,6 +39,8 @@ class Request:
     # A --torch newer than every release the table knows (check only): judged as the newest one, and said.
     newer_release: Optional[str] = None
     today: Optional[str] = None  # the date the run happens (YYYY-MM-DD), for the table's age; None: not judged
+    ngc: Optional[NgcFamily] = None  # --family named an NGC family: recommend a monthly release of it
+    run: Optional[RunLine] = None  # the `docker run` line to judge (--run); its image is ``image``
 
 
 def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:
@@ -70,7 +74,7 @@ def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
         return table.image_families[0]
     family = table.family(name.strip())
     if family is None:
-        known = ", ".join(f.name for f in table.image_families)
+        known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
         raise RequestError(f"unknown image family {name!r}: known families are {known}")
     return family
 
@@ -121,6 +125,16 @@ class UserValues:
     image: Optional["ImageRef"] = None
     requirements: tuple[str, ...] = ()
     min_memory_bytes: Optional[int] = None
+    run: Optional[RunLine] = None
+
+
+def parse_run(text: str) -> RunLine:
+    from ..model.runline import RunLineError, parse_run_line
+
+    try:
+        return parse_run_line(text)
+    except RunLineError as exc:
+        raise RequestError(f"--run: {exc}") from None
 
 
 def parse_user_values(
@@ -128,12 +142,27 @@ def parse_user_values(
     variant: Optional[str] = None,
     requirements: Sequence[str] = (),
     min_memory: Optional[str] = None,
+    run: Optional[str] = None,
 ) -> UserValues:
-    """--image, --require and --min-memory, each checked; raises RequestError."""
-    ref = parse_image(image) if image is not None else None
+    """--image, --run, --require and --min-memory, each checked; raises RequestError."""
+    line = None
+    if run is not None:
+        if image is not None:
+            raise RequestError("give --run or --image, not both (the run line names the image)")
+        line = parse_run(run)
+        try:
+            ref = parse_image(line.image)
+        except RequestError as exc:
+            raise RequestError(f"--run: the image {line.image!r}: {str(exc).split(': ', 1)[-1]}") from None
+        image = None
+    else:
+        ref = None
+    ref = ref or (parse_image(image) if image is not None else None)
     if ref is not None and variant:
         raise RequestError("give --image or --variant, not both (the image decides the variant)")
-    return UserValues(image=ref, requirements=parse_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory))
+    return UserValues(
+        image=ref, requirements=parse_requirements(requirements), min_memory_bytes=parse_min_memory(min_memory), run=line
+    )
 
 
 def resolve_request(
@@ -147,11 +176,12 @@ def resolve_request(
     values: Optional[UserValues] = None,
     today: Optional[str] = None,
     newer_ok: bool = False,
+    run: Optional[str] = None,
 ) -> Request:
     """Check every requested value and resolve it against the table; raises RequestError.
     ``values`` are the already checked image, requirements and memory (parse_user_values)."""
     if values is None:
-        values = parse_user_values(image, variant, requirements, min_memory)
+        values = parse_user_values(image, variant, requirements, min_memory, run)
     ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
     newer = None
     if newer_ok and torch and _RELEASE_TEXT.match(torch.strip()) and table.release(torch.strip()) is None \
@@ -159,7 +189,8 @@ def resolve_request(
         # `check --torch 2.99`: judged as the newest release the table knows; table-outdated says so
         newer, torch = torch.strip(), None
     release = resolve_release(table, torch)
-    image_family = resolve_family(table, family)
+    ngc = table.ngc_family(family.strip()) if family else None
+    image_family = resolve_family(table, None if ngc else family)
     pinned = None
     if variant:
         pinned = release.variant(variant.strip())
@@ -181,4 +212,6 @@ def resolve_request(
         min_memory_bytes=min_memory_bytes,
         newer_release=newer,
         today=today,
+        ngc=ngc,
+        run=values.run,
     )

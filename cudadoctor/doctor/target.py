@@ -32,6 +32,7 @@ class ImageHolds:
     cuda: str
     family: Optional[str]  # the table's family whose tag this is
     facts_from: Optional[str]  # "table" | "image-env" | "image-tag" | None
+    arch_list: Optional[tuple[str, ...]] = None  # TORCH_CUDA_ARCH_LIST words, for an NGC image
 
 
 def release_target(request: Request, recommendation: Recommendation) -> Target:
@@ -58,6 +59,27 @@ def release_target(request: Request, recommendation: Recommendation) -> Target:
     )
 
 
+def ngc_target(table: CompatTable, request: Request, recommendation: Recommendation) -> Optional[Target]:
+    """The recommended NGC release as the target, judged from the table (None when nothing fits:
+    the wheel target then stands in, so the checks still say what the host lacks)."""
+    family = request.ngc
+    entry = table.ngc_release(recommendation.variant or "") if recommendation.found else None
+    if family is None or entry is None or entry.cuda is None:
+        return None
+    cuda = entry.cuda.major_minor
+    return Target(
+        torch=recommendation.torch if table.release(recommendation.torch) else "",
+        variant=_variant_name(cuda),
+        cuda=str(cuda),
+        image=family.reference(entry),
+        family=family.name,
+        origin="recommendation",
+        requirements=request.requirements,
+        min_memory_bytes=request.min_memory_bytes,
+        arch_list=entry.arch_list,
+    )
+
+
 def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: Optional[ImageFacts]) -> Target:
     """The image as the target: what it holds, its facts as the daemon gave them (``image``)."""
     reference = str(ref)
@@ -74,6 +96,8 @@ def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: O
         requirements=request.requirements,
         min_memory_bytes=request.min_memory_bytes,
         image_facts=replace(image, facts_from=holds.facts_from),
+        arch_list=holds.arch_list,
+        run=request.run,
     )
 
 
@@ -94,7 +118,8 @@ def family_match(table: CompatTable, ref: ImageRef) -> Optional[ImageHolds]:
 def _cuda_major_minor(text: Optional[str]) -> Optional[CudaVersion]:
     if not text:
         return None
-    head = text.strip().lstrip("vV").split("-", 1)[0]
+    # NGC images write a build number too (CUDA_VERSION=12.4.1.003): major.minor.patch is the version.
+    head = ".".join(text.strip().lstrip("vV").split("-", 1)[0].split(".")[:3])
     try:
         return CudaVersion.parse(head).major_minor
     except VersionError:
@@ -105,12 +130,55 @@ def _variant_name(cuda: CudaVersion) -> str:
     return f"cu{cuda.major}{cuda.minor}"
 
 
+def _env_arch_list(image: ImageFacts) -> Optional[tuple[str, ...]]:
+    from ..compat.ngc import NgcError, arch_words
+
+    text = image.env_value("TORCH_CUDA_ARCH_LIST")
+    if not text:
+        return None
+    try:
+        return arch_words(text) or None
+    except NgcError:  # the image's own text; what cannot be read is not judged
+        return None
+
+
+def ngc_match(table: CompatTable, ref: ImageRef, image: ImageFacts) -> Optional[ImageHolds]:
+    """An NGC PyTorch tag (``YY.MM-py3``, also through a mirror): CUDA and PyTorch from the image's
+    environment when the image is here (it is what will run), else from the table's entry for the
+    month; the arch list from the image's TORCH_CUDA_ARCH_LIST when present, else the table's."""
+    if not ref.tag:
+        return None
+    for name in dict.fromkeys((ref.name, ref.path)):
+        found = table.ngc_match(name, ref.tag)
+        if found is None:
+            continue
+        family, _month, entry = found
+        arch = _env_arch_list(image) or (entry.arch_list if entry else None)
+        present = image.state == "ok" and bool(image.env_value("CUDA_VERSION"))
+        if entry is not None and entry.cuda is not None and not present:
+            cuda = entry.cuda.major_minor
+            minor = entry.torch_minor
+            release = table.release(minor) if minor else None
+            return ImageHolds(release.version if release else "", _variant_name(cuda), str(cuda), family.name, "table", arch)
+        holds = _from_env_and_tag(table, ref, image)
+        return replace(holds, family=family.name, arch_list=arch)
+    return None
+
+
 def what_image_holds(table: CompatTable, ref: ImageRef, image: ImageFacts) -> ImageHolds:
-    """The PyTorch release and CUDA variant the image holds: the table's family facts first, then
-    the image's env (PYTORCH_VERSION, CUDA_VERSION, NV_CUDA_CUDART_VERSION), then its tag."""
+    """The PyTorch release and CUDA variant the image holds: the table's family facts first (the
+    wheel families, then the NGC months), then the image's env (PYTORCH_VERSION, CUDA_VERSION,
+    NV_CUDA_CUDART_VERSION), then its tag."""
+    from_ngc = ngc_match(table, ref, image)
+    if from_ngc is not None:
+        return from_ngc
     from_table = family_match(table, ref)
     if from_table is not None:
         return from_table
+    return _from_env_and_tag(table, ref, image)
+
+
+def _from_env_and_tag(table: CompatTable, ref: ImageRef, image: ImageFacts) -> ImageHolds:
     torch_text = image.env_value("PYTORCH_VERSION")
     cuda = _cuda_major_minor(image.env_value("CUDA_VERSION")) or _cuda_major_minor(image.env_value("NV_CUDA_CUDART_VERSION"))
     facts_from = "image-env" if (torch_text or cuda) else None

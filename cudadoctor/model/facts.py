@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .hygiene import ImageHygiene
 from .record import field, record
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
@@ -205,6 +206,7 @@ class ImageFacts:
     labels: tuple[tuple[str, str], ...] = ()
     facts_from: Optional[str] = None  # where torch/CUDA came from: "image-env" | "image-tag" | "table"
     smoke: Optional[SmokeFacts] = None
+    hygiene: Optional[ImageHygiene] = None  # its user, command and sshd/Jupyter files (cudadoctor.model.hygiene)
 
     def env_value(self, name: str) -> Optional[str]:
         for key, value in self.env:

@@ -6,6 +6,7 @@ from typing import Optional
 
 from .facts import ImageFacts
 from .record import record
+from .runline import RunLine
 
 
 @record
@@ -21,3 +22,7 @@ class Target:
     requirements: tuple[str, ...] = ()  # NVIDIA_REQUIRE_* strings the workload carries (or --require)
     min_memory_bytes: Optional[int] = None
     image_facts: Optional[ImageFacts] = None  # what the Docker daemon said about --image REF
+    # The build's own arch list when it is not a table variant's: an NGC image's TORCH_CUDA_ARCH_LIST
+    # words ("8.0", "9.0+PTX"), from its environment or the table's NGC entry.
+    arch_list: Optional[tuple[str, ...]] = None
+    run: Optional[RunLine] = None  # the `docker run` line the image is started with (check --run)

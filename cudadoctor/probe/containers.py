@@ -29,6 +29,10 @@ def probe_containers(
         from .image import inspect_image
 
         image = inspect_image(client, reference, pull, timeout)
+        if image.state == "ok":
+            from .hygiene import read_hygiene
+
+            image = replace(image, hygiene=read_hygiene(client, reference, timeout))
         if smoke and image.state == "ok":
             from .smoke import run_smoke
 

@@ -12,7 +12,7 @@ import importlib
 from typing import Callable, Iterable
 
 from ..model.findings import Finding
-from . import driver, environment, gpu, kernel, nvml, table, torch
+from . import driver, environment, gpu, kernel, ngc, nvml, table, torch
 from .context import Check, CheckContext
 
 # Report groups, in the order the text report shows them: (key, heading).
@@ -71,6 +71,11 @@ CHECKS: tuple[Check, ...] = (
     Check("image", "image", "image", _container_check("image", "check_image")),
     Check("requirements", "image", "image", _container_check("image", "check_requirements")),
     Check("smoke", "image", "image", _container_check("image", "check_smoke")),
+    # issue 13: NGC PyTorch containers (driver group); image hygiene, read from its files, and the
+    # `docker run` line of check --run (image group)
+    Check("ngc", "driver", "driver", ngc.check_ngc),
+    Check("hygiene", "image", "image", _container_check("hygiene", "check_hygiene")),
+    Check("run-line", "image", "image", _container_check("runline", "check_run")),
 )
 
 __all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]

@@ -9,6 +9,7 @@ from ..host.view import HostView, gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.versions import CudaVersion, VersionError
+from . import ngc
 from .context import CheckContext
 
 
@@ -26,6 +27,8 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
     driver = support.driver or "unknown"
     if support.tier == "unknown":
         return []
+    if support.tier != "full" and ngc.forward_compat_covers(ctx, cuda):
+        return []  # an NGC container's own cuda-compat runs it: the ngc check says how
     if support.tier == "full":
         supported = f", which supports CUDA {support.driver_cuda}" if support.driver_cuda else ""
         return [
@@ -157,8 +160,8 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
             )
         )
     cuda = ctx.target_cuda
-    if cuda is None or not gpus or active is not None:
-        return findings
+    if cuda is None or not gpus or active is not None or ngc.ngc_target(ctx) is not None:
+        return findings  # an NGC container ships cuda-compat: the ngc check judges it
     if host.support(cuda).tier != "too-old":
         return findings
     package = forward.package_for(cuda.major_minor)

@@ -110,6 +110,10 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     host, table, target = ctx.host, ctx.table, ctx.target
     if target is None:
         return []
+    if target.arch_list and ctx.target_cuda is not None:
+        return _own_arch_list(ctx)
+    if target.family and ctx.table.ngc_family(target.family) is not None:
+        return []  # an NGC build is not the wheel of its PyTorch release: without its arch list, no verdict
     release = table.release(target.torch)
     variant = release.variant(target.variant) if release else None
     if release is None or variant is None:
@@ -146,6 +150,46 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
             )
         else:
             findings.append(_not_built(ctx, release, gpu, cc, variant, what, source, blocked, verdict))
+    return findings
+
+
+def _own_arch_list(ctx: CheckContext) -> list[Finding]:
+    """An image whose build names its own arch list (an NGC image's TORCH_CUDA_ARCH_LIST)."""
+    from ..host.ngc import arch_variant
+
+    host, target, cuda = ctx.host, ctx.target, ctx.target_cuda
+    assert target is not None and target.arch_list and cuda is not None
+    image = target.image_facts
+    read = "its environment" if image is not None and image.env_value("TORCH_CUDA_ARCH_LIST") else "the table"
+    family = ctx.table.ngc_family(target.family or "")
+    variant = arch_variant(cuda, target.arch_list, family.source if family else "")
+    what = f"{target.image or 'the image'} (TORCH_CUDA_ARCH_LIST {' '.join(target.arch_list)}, from {read})"
+    source = ctx.table.cite(family.source) if family else "TORCH_CUDA_ARCH_LIST"
+    findings = []
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
+        if cc is None:
+            continue
+        verdict = host.runs(variant, cc)
+        if verdict == "sass":
+            findings.append(Finding(code="gpu-arch-ok", severity=OK, title=f"{what} carries {cc.sm} code for {gpu_label(gpu)}",
+                                    source=source, gpu_index=gpu.index))
+        elif verdict == "ptx":
+            findings.append(Finding(
+                code="gpu-arch-ptx-only", severity=WARN,
+                title=f"{what} runs on {gpu_label(gpu)} only by JIT-compiling PTX",
+                detail=f"The build ships machine code for {variant.arch_summary()}; {cc.sm} gets PTX compiled by the "
+                    "driver at first use: slow start-up, and no JIT under minor-version compatibility.",
+                hint="Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`).",
+                source=source, gpu_index=gpu.index))
+        else:
+            findings.append(Finding(
+                code="gpu-arch-not-built", severity=FAIL,
+                title=f"{what} carries no code for {gpu_label(gpu)}, {cc.sm}",
+                detail=f"The build ships code for {variant.arch_summary()}. Kernels fail with \"no kernel image is "
+                    "available for execution on the device\".",
+                hint="Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`).",
+                source=source, gpu_index=gpu.index))
     return findings
 
 

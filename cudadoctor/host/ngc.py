@@ -1,0 +1,134 @@
+"""How this host runs an NGC PyTorch container release: natively, through CUDA forward
+compatibility (data-center GPUs on the supported driver branches only), through minor-version
+compatibility, or not at all, and why. Pure.
+
+NGC containers ship NVIDIA's cuda-compat libraries (their LD_LIBRARY_PATH starts with
+/usr/local/cuda/compat/lib), so an older data-center driver branch in NVIDIA's forward-compatibility
+matrix runs a newer container CUDA; a GeForce card does not (CUDA error 804).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..compat.ngc import NgcRelease
+from ..compat.table import WheelVariant
+from ..model.facts import GpuFacts
+from ..model.record import record
+from ..model.versions import ComputeCapability, CudaVersion
+from .view import FULL, MINOR_COMPAT, UNKNOWN, HostView, gpu_label
+
+NATIVE = "native"
+FORWARD_COMPAT = "forward-compat"
+MINOR = "minor-compat"
+NO = "no"
+NOT_KNOWN = "unknown"  # the table does not record the release's CUDA, or the driver is unknown
+
+
+@record
+class NgcFit:
+    """One release against this host: how it runs (``mode``) and the sentence that says why."""
+
+    release: NgcRelease
+    mode: str  # native | forward-compat | minor-compat | no | unknown
+    why: str
+    forward_compat_barred: bool = False  # it would need forward compatibility, which these GPUs cannot use
+
+    @property
+    def runs(self) -> bool:
+        return self.mode in (NATIVE, FORWARD_COMPAT, MINOR)
+
+
+def arch_variant(cuda: CudaVersion, arch_list: tuple[str, ...], source: str) -> WheelVariant:
+    """TORCH_CUDA_ARCH_LIST as a build the GPU rules can judge: "9.0+PTX" is SASS and PTX for 9.0."""
+    sass = tuple(ComputeCapability.parse(w.split("+", 1)[0]) for w in arch_list)
+    ptx = tuple(ComputeCapability.parse(w.split("+", 1)[0]) for w in arch_list if w.endswith("+PTX"))
+    return WheelVariant(
+        name=f"cu{cuda.major}{cuda.minor}",
+        cuda=cuda.major_minor,
+        arch_list=sass,
+        ptx=ptx,
+        cudnn=None,
+        evidence="image-env",
+        source=source,
+    )
+
+
+def forward_compat_blockers(host: HostView, gpus: tuple[GpuFacts, ...]) -> list[GpuFacts]:
+    """The GPUs in scope that cannot use forward compatibility: a known class outside NVIDIA's list
+    (GeForce/consumer, workstation RTX other than the NGC-ready SKUs)."""
+    forward = host.table.forward_compat
+    if forward is None:
+        return list(gpus)
+    blocked = []
+    for gpu in gpus:
+        model = host.model(gpu)
+        if model is not None and model.brand_class not in forward.brand_classes:
+            blocked.append(gpu)
+    return blocked
+
+
+def _gpu_problem(host: HostView, release: NgcRelease, cuda: CudaVersion) -> Optional[str]:
+    """Why the release's CUDA (or its arch list) cannot serve a GPU in scope; None when it can."""
+    toolkit = host.table.toolkit_architectures_for(cuda)
+    variant = arch_variant(cuda, release.arch_list, release.source) if release.arch_list else None
+    for gpu in host.gpus_in_scope:
+        cc = host.cc(gpu)
+        if cc is None:
+            continue
+        if toolkit is not None and not toolkit.supports(cc):
+            return f"CUDA {cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} (it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
+        if variant is not None and variant.coverage(cc) is None:
+            return f"its TORCH_CUDA_ARCH_LIST ({' '.join(release.arch_list or ())}) has no code for {gpu_label(gpu)}, {cc.sm}"
+    return None
+
+
+def ngc_fit(host: HostView, release: NgcRelease) -> NgcFit:
+    """How this host runs the release; the sentence names the driver, the CUDA and the rule."""
+    cuda = release.cuda
+    if cuda is None:
+        return NgcFit(release, NOT_KNOWN, f"the table does not record the CUDA of release {release.release}")
+    problem = _gpu_problem(host, release, cuda)
+    if problem is not None:
+        return NgcFit(release, NO, problem)
+    support = host.support(cuda)
+    driver = host.driver
+    if support.tier == FULL:
+        shown = f"driver {driver}" if driver is not None else "the driver"
+        return NgcFit(release, NATIVE, f"{shown} supports CUDA {cuda.major_minor} fully")
+    if support.tier == UNKNOWN or driver is None:
+        return NgcFit(release, NOT_KNOWN, "the driver version is not known")
+    branches = release.forward_compat_branches
+    if branches is None:
+        branches = host.table.compat_branches_for(cuda) or ()
+    need = f"CUDA {cuda.major_minor} needs driver >= {support.full_min}" if support.full_min else f"CUDA {cuda.major_minor} is newer than driver {driver}"
+    blocked = forward_compat_blockers(host, host.gpus_in_scope)
+    names = ", ".join(_class_label(host, g) for g in blocked)
+    if driver.branch in branches:
+        if not blocked:
+            return NgcFit(
+                release,
+                FORWARD_COMPAT,
+                f"{need}; driver branch R{driver.branch} runs it through CUDA forward compatibility "
+                "(the container's cuda-compat libraries), which data-center GPUs support",
+            )
+        barred = (
+            f"{need}; R{driver.branch} would run it through forward compatibility, which does not apply to {names}: "
+            "only data-center GPUs (and select NGC-ready RTX cards) can use it"
+        )
+        if support.tier == MINOR_COMPAT:
+            return NgcFit(release, MINOR, barred + f"; it runs under CUDA minor-version compatibility instead", True)
+        return NgcFit(release, NO, barred, True)
+    if support.tier == MINOR_COMPAT:
+        return NgcFit(release, MINOR, f"{need}; driver {driver} runs it under CUDA minor-version compatibility")
+    listed = ", ".join(f"R{b}" for b in branches) or "none"
+    why = f"{need}; driver branch R{driver.branch} is not one that runs it through forward compatibility ({listed})"
+    if blocked:
+        why += f", and forward compatibility does not apply to {names} on any branch"
+    return NgcFit(release, NO, why, bool(blocked))
+
+
+def _class_label(host: HostView, gpu: GpuFacts) -> str:
+    model = host.model(gpu)
+    kind = f"a {model.brand_class} GPU" if model is not None else "a GPU of unknown class"
+    return f"GPU {gpu.index} ({gpu.name or 'unknown model'}, {kind})"

@@ -1,0 +1,366 @@
+"""Image hygiene, read from the image's configuration and files (never by running it): who it runs
+as, whether it starts Jupyter without authentication, whether its sshd takes passwords.
+The parsers are pure and follow the programs' own rules: sshd takes the first value it reads for
+a keyword (Include pulls drop-ins in at that point, Match blocks apply only to the connections
+they match); Jupyter's command line overrides its config files."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import posixpath
+import re
+import shlex
+from typing import Optional, Sequence
+
+from ..model.findings import INFO, WARN, Finding
+from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, ImageFile, ImageHygiene
+from ..model.record import record
+from .context import CheckContext
+
+SSHD_SOURCE = "OpenBSD sshd_config(5): first obtained value wins; Include; Match; defaults PermitRootLogin prohibit-password, PasswordAuthentication yes"
+JUPYTER_SOURCE = "Jupyter Server / Notebook security docs: an empty token and no password disable authentication"
+DOCKERFILE_SOURCE = "Dockerfile reference: USER (default root)"
+
+_SHELLS = {"sh", "bash", "dash", "ash", "zsh"}
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+
+
+# --- the user ------------------------------------------------------------------------------
+
+
+def runs_as_root(user: str) -> bool:
+    """Config.User "" (no USER line), "root", "0", "root:group" or "0:gid"."""
+    name = user.split(":", 1)[0].strip()
+    return name in ("", "root", "0")
+
+
+# --- sshd ------------------------------------------------------------------------------------
+
+
+@record
+class SshdValue:
+    keyword: str  # lower case
+    value: str  # lower case first argument
+    where: str  # "/etc/ssh/sshd_config:12"
+    match: Optional[str] = None  # the Match criteria the line is under; None: global
+
+
+def sshd_lines(hygiene: ImageHygiene) -> list[SshdValue]:
+    """Every keyword line of the image's sshd configuration in the order sshd reads it."""
+    main = hygiene.file(SSHD_CONFIG)
+    if main is None:
+        return []
+    dropins = {f.path: f for f in hygiene.under(SSHD_DROPINS)}
+    out: list[SshdValue] = []
+    _read_sshd(main, dropins, None, out, depth=0)
+    return out
+
+
+def _read_sshd(file: ImageFile, dropins: dict[str, ImageFile], match: Optional[str], out: list[SshdValue], depth: int) -> None:
+    current = match  # a Match in an included file ends with that file
+    for number, raw in enumerate(file.text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        found = re.match(r"^(\S+?)(?:\s*=\s*|\s+)(.*)$", line)
+        if not found:
+            continue
+        keyword, rest = found.group(1).lower(), found.group(2).strip()
+        if keyword == "match":
+            current = rest
+            continue
+        if keyword == "include":
+            if depth >= 8:
+                continue
+            for pattern in rest.split():
+                pattern = pattern.strip('"')
+                if not pattern.startswith("/"):
+                    pattern = posixpath.join("/etc/ssh", pattern)
+                for path in sorted(p for p in dropins if fnmatch.fnmatch(p, pattern)):
+                    _read_sshd(dropins[path], dropins, current, out, depth + 1)
+            continue
+        value = rest.split()[0].strip('"').lower() if rest else ""
+        out.append(SshdValue(keyword, value, f"{file.path}:{number}", current))
+
+
+def sshd_effective(lines: Sequence[SshdValue], keyword: str, default: str) -> tuple[str, str]:
+    """(value, where) of a keyword for every connection: a `Match all` block's value (matching blocks
+    override the global section), else the first global line, else sshd's default."""
+    for line in lines:
+        if line.keyword == keyword and line.match is not None and line.match.strip().lower() == "all":
+            return line.value, line.where
+    for line in lines:
+        if line.keyword == keyword and line.match is None:
+            return line.value, line.where
+    return default, "sshd's default"
+
+
+def sshd_problems(hygiene: ImageHygiene) -> list[str]:
+    """Why the image's sshd accepts passwords or root with a password; empty: it does not."""
+    lines = sshd_lines(hygiene)
+    if not lines and hygiene.file(SSHD_CONFIG) is None:
+        return []
+    password, password_at = sshd_effective(lines, "passwordauthentication", "yes")
+    root, root_at = sshd_effective(lines, "permitrootlogin", "prohibit-password")
+    pam, _ = sshd_effective(lines, "usepam", "no")
+    kbd, kbd_at = sshd_effective(lines, "kbdinteractiveauthentication", "")
+    if not kbd:
+        kbd, kbd_at = sshd_effective(lines, "challengeresponseauthentication", "yes")
+    problems = []
+    if password == "yes":
+        problems.append(f"PasswordAuthentication yes ({password_at})")
+    if pam == "yes" and kbd == "yes":
+        problems.append(f"keyboard-interactive passwords through PAM (KbdInteractiveAuthentication yes, {kbd_at})")
+    takes_passwords = bool(problems)
+    if root == "yes" and takes_passwords:
+        problems.insert(0, f"PermitRootLogin yes ({root_at}): root can log in with a password")
+    for line in lines:  # a Match block that turns them back on for some connections
+        if line.match is not None and line.match.strip().lower() != "all" and (
+            (line.keyword == "passwordauthentication" and line.value == "yes")
+            or (line.keyword == "permitrootlogin" and line.value == "yes")
+        ):
+            problems.append(f"Match {line.match}: {line.keyword} yes ({line.where})")
+    return problems
+
+
+# --- Jupyter -----------------------------------------------------------------------------------
+
+
+@record
+class JupyterSettings:
+    """What the image sets for Jupyter's authentication and address, and where."""
+
+    started: bool  # the image's command starts a Jupyter server
+    token: Optional[str]  # None: not set (Jupyter generates one)
+    token_at: str
+    password: Optional[str]  # a password or password hash
+    ip: Optional[str]
+    flags: tuple[str, ...] = ()  # the command-line words that set them, as written
+
+
+def command_words(hygiene: ImageHygiene) -> list[str]:
+    """ENTRYPOINT + CMD as the words that run: a shell's -c script split as the shell would."""
+    argv = list(hygiene.entrypoint) + list(hygiene.cmd)
+    words: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if posixpath.basename(word) in _SHELLS and "-c" in argv[i + 1: i + 3]:
+            script_at = argv.index("-c", i + 1) + 1
+            if script_at < len(argv):
+                try:
+                    words += shlex.split(argv[script_at], comments=True)
+                except ValueError:
+                    words += argv[script_at].split()
+                i = script_at + 1
+                continue
+        words.append(word)
+        i += 1
+    return words
+
+
+def _jupyter_args(words: list[str]) -> Optional[list[str]]:
+    """The arguments of the first Jupyter server the words start, or None."""
+    for i, word in enumerate(words):
+        base = posixpath.basename(word)
+        rest = words[i + 1:]
+        if base in ("jupyter-lab", "jupyter-notebook", "jupyter-server", "jupyter-nbclassic"):
+            return _until_separator(rest)
+        if base == "jupyter" and rest and rest[0] in ("lab", "notebook", "server", "nbclassic"):
+            return _until_separator(rest[1:])
+        if base.startswith("python") and len(rest) >= 2 and rest[0] == "-m" and rest[1] in ("jupyter", "jupyterlab", "notebook", "jupyter_server"):
+            tail = rest[2:]
+            if rest[1] == "jupyter" and tail and tail[0] in ("lab", "notebook", "server", "nbclassic"):
+                tail = tail[1:]
+            return _until_separator(tail)
+    return None
+
+
+def _until_separator(words: list[str]) -> list[str]:
+    out = []
+    for word in words:
+        if word in _SEPARATORS:
+            break
+        out.append(word)
+    return out
+
+
+def _unquote(value: str) -> str:
+    # traitlets strips one pair of matching quotes from a command-line string (exec-form CMDs keep them)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+_TRAITS = {
+    "token": ("notebookapp.token", "serverapp.token", "identityprovider.token"),
+    "password": ("notebookapp.password", "serverapp.password", "passwordidentityprovider.hashed_password"),
+    "ip": ("notebookapp.ip", "serverapp.ip", "ip"),
+}
+
+
+def _cli_settings(args: list[str]) -> dict[str, tuple[str, str]]:
+    """trait -> (value, the word as written) from Jupyter's command line."""
+    found: dict[str, tuple[str, str]] = {}
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            written = word
+            if not eq and i + 1 < len(args) and not args[i + 1].startswith("--"):
+                value, written = args[i + 1], f"{word} {args[i + 1]}"
+                i += 1
+            for trait, names in _TRAITS.items():
+                if name.lower() in names:
+                    found[trait] = (_unquote(value), written)
+        i += 1
+    return found
+
+
+_CONFIG_LINE = re.compile(
+    r"^\s*c\.(NotebookApp|ServerApp|IdentityProvider|PasswordIdentityProvider)\.(token|password|hashed_password|ip)\s*=\s*(.+?)\s*$"
+)
+
+
+def _config_settings(files: Sequence[ImageFile]) -> dict[str, tuple[str, str]]:
+    """trait -> (value, file:line) from the jupyter_*_config.py / .json files the image carries;
+    a later file or line overrides an earlier one, as Jupyter loads them."""
+    found: dict[str, tuple[str, str]] = {}
+    for file in sorted(files, key=lambda f: f.path):
+        name = posixpath.basename(file.path)
+        if not fnmatch.fnmatch(name, "jupyter_*_config.*"):
+            continue
+        if name.endswith(".json"):
+            try:
+                data = json.loads(file.text)
+            except ValueError:
+                continue
+            for section, values in (data.items() if isinstance(data, dict) else ()):
+                if not isinstance(values, dict):
+                    continue
+                for key, value in values.items():
+                    _config_value(found, f"{section}.{key}", value, file.path)
+            continue
+        for number, line in enumerate(file.text.splitlines(), 1):
+            match = _CONFIG_LINE.match(line.split("  #", 1)[0])
+            if not match:
+                continue
+            try:
+                value = ast.literal_eval(match.group(3))
+            except (ValueError, SyntaxError):
+                continue
+            _config_value(found, f"{match.group(1)}.{match.group(2)}", value, f"{file.path}:{number}")
+    return found
+
+
+def _config_value(found: dict[str, tuple[str, str]], name: str, value: object, where: str) -> None:
+    if not isinstance(value, str):
+        return
+    for trait, names in _TRAITS.items():
+        if name.lower() in names:
+            found[trait] = (value, where)
+
+
+def jupyter_settings(hygiene: ImageHygiene, config_files: Sequence[ImageFile]) -> JupyterSettings:
+    args = _jupyter_args(command_words(hygiene))
+    cli = _cli_settings(args) if args is not None else {}
+    config = _config_settings(config_files)
+    merged = {**config, **cli}  # the command line wins
+    token = merged.get("token")
+    password = merged.get("password")
+    ip = merged.get("ip")
+    return JupyterSettings(
+        started=args is not None,
+        token=token[0] if token else None,
+        token_at=token[1] if token else "",
+        password=password[0] if password else None,
+        ip=ip[0] if ip else None,
+        flags=tuple(v[1] for v in cli.values()),
+    )
+
+
+def jupyter_open(settings: JupyterSettings) -> bool:
+    """No authentication: an empty token and no password (an unset token is generated at start)."""
+    return settings.token == "" and not settings.password
+
+
+def all_interfaces(ip: Optional[str]) -> bool:
+    return ip in ("0.0.0.0", "*", "", "::", "[::]")
+
+
+# --- the check -------------------------------------------------------------------------------
+
+
+def check_hygiene(ctx: CheckContext) -> list[Finding]:
+    target = ctx.target
+    image = target.image_facts if target else None
+    hygiene = image.hygiene if image else None
+    if image is None or hygiene is None or hygiene.state == "not-probed":
+        return []
+    ref = image.reference
+    findings: list[Finding] = []
+    run_user = target.run.user if target is not None and target.run is not None else None
+    if runs_as_root(hygiene.user) and (run_user is None or runs_as_root(run_user)):
+        shown = f"USER {hygiene.user}" if hygiene.user else "no USER line"
+        findings.append(
+            Finding(
+                code="image-runs-as-root",
+                severity=INFO,
+                title=f"Image {ref} runs as root ({shown})",
+                detail="Processes in the container run as root: a file written to a bind mount is root's on the host, "
+                    "and an escape from the container starts as root.",
+                hint="Add a user to the Dockerfile (`RUN useradd -m -u 1000 app` then `USER app`), or start it with "
+                    "`docker run --user 1000:1000`.",
+                source=DOCKERFILE_SOURCE,
+            )
+        )
+    if hygiene.state != "ok":
+        findings.append(
+            Finding(
+                code="image-files-unread",
+                severity=INFO,
+                title=f"The files of {ref} could not be read: sshd and Jupyter settings were not checked",
+                detail=hygiene.error or "",
+                hint="Make the Docker daemon answer (a created container and the archive API are used; nothing runs).",
+                source=DOCKERFILE_SOURCE,
+            )
+        )
+        return findings
+    config_files = [f for f in hygiene.files if fnmatch.fnmatch(posixpath.basename(f.path), "jupyter_*_config.*")]
+    jupyter = jupyter_settings(hygiene, config_files)
+    if jupyter_open(jupyter):
+        where = " ".join(jupyter.flags) if jupyter.flags and jupyter.token_at in jupyter.flags else jupyter.token_at
+        exposed = all_interfaces(jupyter.ip)
+        how = "starts Jupyter" if jupyter.started else "configures Jupyter"
+        findings.append(
+            Finding(
+                code="image-jupyter-open",
+                severity=WARN,
+                title=f"Image {ref} {how} without authentication" + (" on all interfaces" if exposed else ""),
+                detail=f"The token is empty and no password is set ({where}): anyone who reaches the port runs code "
+                    "in the container." + (f" It listens on {jupyter.ip or 'every address'}." if exposed else ""),
+                hint="Drop the empty token (Jupyter then prints a token at start), or set a password hash "
+                    "(`jupyter server password`, c.PasswordIdentityProvider.hashed_password); publish the port on "
+                    "loopback only: `-p 127.0.0.1:8888:8888`.",
+                source=JUPYTER_SOURCE,
+            )
+        )
+    problems = sshd_problems(hygiene)
+    if problems:
+        findings.append(
+            Finding(
+                code="image-ssh-root-login",
+                severity=WARN,
+                title=f"Image {ref} has an sshd that accepts passwords" + (" for root" if "root can log in" in problems[0] else ""),
+                detail="; ".join(problems) + ". sshd takes the first value it reads for a keyword (a drop-in included "
+                    "before a line overrides it), and a Match block applies to the connections it matches.",
+                hint="Set `PasswordAuthentication no`, `KbdInteractiveAuthentication no` and `PermitRootLogin "
+                    "prohibit-password` (or `no`) before any Match block and before the Include of sshd_config.d "
+                    "(or in the first drop-in), and log in with keys.",
+                source=SSHD_SOURCE,
+            )
+        )
+    return findings

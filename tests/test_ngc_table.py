@@ -1,0 +1,211 @@
+"""NGC PyTorch container facts in the table: what the sources say, and the rules each entry meets.
+
+The expected values are transcribed from the sources independently of data/compat_table.json:
+- NVIDIA PyTorch Release Notes, PyTorch Release 25.12: "Release 25.12 is based on CUDA 13.1.0";
+  "PyTorch container image version 25.12 is based on 2.10.0a0+b4e4ee81d3"; the driver section
+  names no driver, it refers to NVIDIA's compatibility documentation.
+- NVIDIA CUDA Toolkit release notes, Table 3: CUDA 13.1 GA needs Linux driver >= 590.44.01.
+- NVIDIA CUDA Compatibility guide (r615), forward-compatibility matrix: the cuda-compat 13.1
+  package is supported on branches 535, 570 and 580 (590 ships CUDA 13.1 itself).
+Values seen only in the images' own metadata as quoted publicly, in a public quotation of the release
+notes, or in NVIDIA's Triton compatibility matrix (which names NVIDIA's PyTorch builds by NGC month,
+2.4.0a0+07cecf4168.nv24.5, inside another container) are unverified, and must say so.
+
+The sweep of the stored copies of NVIDIA's pages (2026-12-01) found no PyTorch release-notes page for
+any month from 23.01 to 26.11 other than 25.12, and no copy of the Frameworks Support Matrix: 25.12 is
+the only settled month. SETTLED below takes one row per month a page settles.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from cudadoctor.compat.ngc import DERIVED, RELEASE_NOTES, UNVERIFIED
+from cudadoctor.compat.table import TableError
+from cudadoctor.compat.validate import parse_table
+from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.model.versions import CudaVersion, DriverVersion
+
+SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def table():
+    return load_table()
+
+
+# One row per month NVIDIA's PyTorch release notes settle: (release, CUDA, PyTorch as printed, source key
+# of the page, minimum driver, its level, its source, forward-compatibility branches, their level, their source).
+# 25.12: "Release 25.12 is based on CUDA 13.1.0"; "PyTorch container image version 25.12 is based on
+# 2.10.0a0+b4e4ee81d3"; the page prints no driver, so both driver facts are derived (Table 3; the matrix).
+SETTLED = [
+    ("25.12", "13.1.0", "2.10.0a0+b4e4ee81d3", "nvidia-ngc-pytorch-rn-25-12",
+     "590.44.01", DERIVED, "nvidia-cuda-rn-table3", (535, 570, 580), DERIVED, "nvidia-cuda-compat-forward"),
+]
+
+
+@pytest.mark.parametrize(
+    "release, cuda, pytorch, page, driver, driver_level, driver_source, branches, branch_level, branch_source",
+    SETTLED, ids=[row[0] for row in SETTLED],
+)
+def test_settled_months_as_their_release_notes_print_them(
+    table, release, cuda, pytorch, page, driver, driver_level, driver_source, branches, branch_level, branch_source
+):
+    rel = table.ngc_release(release)
+    assert rel.settled and rel.source == page
+    assert rel.cuda == CudaVersion.parse(cuda) and rel.evidence_of("cuda") == RELEASE_NOTES
+    assert rel.pytorch == pytorch and rel.evidence_of("pytorch") == RELEASE_NOTES
+    assert table.cite(rel.source).startswith(f"NVIDIA PyTorch Release Notes, PyTorch Release {release}")
+    assert rel.min_driver == DriverVersion.parse(driver) and rel.evidence_of("min_driver") == driver_level
+    assert rel.source_of("min_driver") == driver_source
+    assert rel.forward_compat_branches == branches and rel.evidence_of("forward_compat_branches") == branch_level
+    assert rel.source_of("forward_compat_branches") == branch_source
+
+
+def test_only_the_months_a_page_settles_are_settled(table):
+    assert [r.release for r in table.ngc_releases if r.settled] == [row[0] for row in SETTLED]
+
+
+def test_release_25_12_is_pytorch_2_10(table):
+    assert table.ngc_release("25.12").torch_minor == "2.10"
+
+
+# (release, CUDA, PyTorch) as the images' metadata was quoted: recorded, but unverified.
+# Triton matrix rows (Torch version column, ".nvYY.M" dropped): 24.07 2.4.0a0+3bcc3cddb5.nv24.7, 24.10
+# 2.5.0a0+e000cf0ad9.nv24.10, 24.11 2.6.0a0+df5bbc09d1.nv24.11, 25.01 2.6.0a0+ecf3bae40a.nv25.1, 25.04
+# 2.7.0a0+79aa17489c.nv25.4, 25.05 and 25.06 2.8.0a0+5228986c39.nv25.5 / .nv25.6. The quoted 25.02 notes:
+# CUDA 12.8.0.38, 2.7.0a0+6c54963f75, "NVIDIA Driver release 570 or later"; the quoted 25.10 notes print
+# 2.9.0a0+145a3a7bda (the build history's 145a3a7 is the same commit, shortened).
+QUOTED = [
+    ("23.10", "12.2.2", "2.1.0a0+32f93b1"),
+    ("24.03", None, "2.3.0a0+40ec155e58"),
+    ("24.05", None, "2.4.0a0+07cecf4168"),
+    ("24.07", None, "2.4.0a0+3bcc3cddb5"),
+    ("24.10", None, "2.5.0a0+e000cf0ad9"),
+    ("24.11", None, "2.6.0a0+df5bbc09d1"),
+    ("25.01", None, "2.6.0a0+ecf3bae40a"),
+    ("25.02", None, "2.7.0a0+6c54963f75"),  # its quoted CUDA stays in the note
+    ("25.04", None, "2.7.0a0+79aa17489c"),
+    ("25.05", None, "2.8.0a0+5228986c39"),
+    ("25.06", None, "2.8.0a0+5228986c39"),
+    ("25.10", "13.0.2", "2.9.0a0+145a3a7bda"),
+    ("25.11", "13.0.2", None),
+    ("26.07", "13.3.1", "2.13.0a0+9186a08"),
+]
+
+
+@pytest.mark.parametrize("release, cuda, pytorch", QUOTED)
+def test_quoted_values_are_recorded_as_unverified(table, release, cuda, pytorch):
+    rel = table.ngc_release(release)
+    assert (str(rel.cuda) if rel.cuda else None, rel.pytorch) == (cuda, pytorch)
+    assert all(level == UNVERIFIED for _, level in rel.evidence)
+    assert rel.note and not rel.settled
+
+
+def test_the_quoted_25_02_cuda_and_driver_stay_in_the_note(table):
+    # A quotation of the release notes is not the page: it must not move recommendations.
+    rel = table.ngc_release("25.02")
+    assert rel.cuda is None and rel.min_driver is None and rel.source == "ngc-pytorch-rn-quoted"
+    assert "CUDA 12.8.0.38" in rel.note and "570 or later" in rel.note
+
+
+def test_the_triton_matrix_months_record_no_cuda(table):
+    # The trtllm container's CUDA is the Triton container's own; it says nothing of the PyTorch container's.
+    for month in ("24.07", "24.10", "24.11", "25.01", "25.04", "25.05", "25.06"):
+        rel = table.ngc_release(month)
+        assert rel.cuda is None and rel.source == "nvidia-triton-compat-matrix", month
+
+
+def test_the_23_10_arch_list_is_the_image_environments(table):
+    assert table.ngc_release("23.10").arch_list == ("5.2", "6.0", "6.1", "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "9.0+PTX")
+
+
+def test_the_family_names_a_tag_per_month(table):
+    family = table.ngc_family("ngc-pytorch")
+    assert family is table.ngc_family(family.repository)
+    assert family.release_in_tag("24.05-py3") == "24.05"
+    assert family.release_in_tag("24.13-py3") is None and family.release_in_tag("24.05-py3-igpu") is None
+    found = table.ngc_match(family.repository, "25.12-py3")
+    assert found is not None and found[2] is table.ngc_release("25.12")
+    month = table.ngc_match(family.repository, "23.01-py3")
+    assert month is not None and month[1] == "23.01" and month[2] is None  # a month the table does not record
+    assert table.family("ngc-pytorch") is None  # not a wheel family: nothing iterating those sees it
+
+
+def _ngc(data, release):
+    return next(r for r in data["ngc_pytorch_releases"] if r["release"] == release)
+
+
+def _changed(change):
+    data = copy.deepcopy(SHIPPED)
+    change(data)
+    return data
+
+
+BROKEN = [
+    ("bad month", lambda d: _ngc(d, "25.12").update(release="25.13"), "must be written YY.MM"),
+    ("out of order", lambda d: d["ngc_pytorch_releases"].reverse(), "out of order"),
+    ("unknown level", lambda d: _ngc(d, "25.12")["evidence"].update(cuda="blog"), "expected one of"),
+    ("null needs unverified", lambda d: _ngc(d, "24.05")["evidence"].update(cuda=RELEASE_NOTES), "is null"),
+    ("derived from unverified", lambda d: _ngc(d, "23.10").update(min_driver="535.104.05", evidence={**_ngc(d, "23.10")["evidence"], "min_driver": DERIVED}), "derived only from a CUDA"),
+    ("derived must match Table 3", lambda d: _ngc(d, "25.12").update(min_driver="590.48.01"), "differs from cuda_releases"),
+    ("derived must match the matrix", lambda d: _ngc(d, "25.12").update(forward_compat_branches=[535, 570]), "differ from the matrix"),
+    ("unverified needs a note", lambda d: _ngc(d, "23.10").update(note=""), "needs a note"),
+    ("printed driver off Table 3 needs a note", lambda d: _ngc(d, "25.12").update(
+        min_driver="590.48.01", evidence={**_ngc(d, "25.12")["evidence"], "min_driver": RELEASE_NOTES}, note="printed"),
+     "name 590.44.01 in the note"),
+    ("printed branches off the matrix need a note", lambda d: _ngc(d, "25.12").update(
+        forward_compat_branches=[470, 525, 535, 545], note="",
+        evidence={**_ngc(d, "25.12")["evidence"], "forward_compat_branches": RELEASE_NOTES}),
+     "say so in the note"),
+    ("torch text", lambda d: _ngc(d, "25.12").update(pytorch="2.10-nightly"), "as the release notes print it"),
+    ("arch words", lambda d: _ngc(d, "23.10").update(arch_list="sm_90"), "arch list word"),
+    ("missing source", lambda d: _ngc(d, "25.12").update(source="nowhere"), "not defined under 'sources'"),
+    ("family template", lambda d: d["image_families"][-1].update(tag_template="{torch}-py3"), "{release} once"),
+    ("no ngc family", lambda d: d["image_families"].pop(), "no image family of kind"),
+    ("family kind", lambda d: d["image_families"][-1].update(kind="helm"), "must be \"wheel\""),
+]
+
+
+@pytest.mark.parametrize("name, change, message", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_ngc_entries_fail_naming_the_rule(name, change, message):
+    with pytest.raises(TableError, match=None) as caught:
+        parse_table(_changed(change))
+    assert message in str(caught.value)
+
+
+def test_shipped_ngc_sources_are_at_the_end_and_defined():
+    keys = list(SHIPPED["sources"])
+    for rel in SHIPPED["ngc_pytorch_releases"]:
+        assert rel["source"] in keys and all(v in keys for v in rel.get("sources", {}).values())
+
+
+# What older pages print, as they print it: "requires NVIDIA Driver release 550 or later" (the branch) and
+# "470.57 (or later R470), 525.85 (or later R525), 535.86 (or later R535), or 545.23 (or later R545)".
+PRINTED = [
+    ("the printed branch on Table 3's branch", {"min_driver": "590"}, ""),
+    ("Table 3's own value", {"min_driver": "590.44.01"}, ""),
+    ("a printed driver off Table 3, named in the note", {"min_driver": "590.48.01"}, "Table 3 gives 590.44.01"),
+    ("end-of-life branches the page names", {"forward_compat_branches": [470, 525, 535, 545]}, "the matrix gives 535, 570, 580"),
+]
+
+
+@pytest.mark.parametrize("name, values, note", PRINTED, ids=[p[0] for p in PRINTED])
+def test_printed_driver_values_are_kept_as_printed(name, values, note):
+    def change(d):
+        rel = _ngc(d, "25.12")
+        rel.update(values)
+        rel["evidence"].update({fact: RELEASE_NOTES for fact in values})
+        rel["sources"] = {k: v for k, v in rel["sources"].items() if k not in values}
+        rel["note"] = note
+    parsed = parse_table(_changed(change))
+    rel = next(r for r in parsed.ngc_releases if r.release == "25.12")
+    if "min_driver" in values:
+        assert rel.min_driver == DriverVersion.parse(values["min_driver"]) and rel.evidence_of("min_driver") == RELEASE_NOTES
+        assert rel.source_of("min_driver") == "nvidia-ngc-pytorch-rn-25-12"
+    else:
+        assert rel.forward_compat_branches == tuple(values["forward_compat_branches"])
