@@ -13,6 +13,7 @@ from typing import Iterator, Optional, Sequence
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
+from .model.findings import Action
 from .model.record import field, record
 from .model.versions import ComputeCapability
 
@@ -39,6 +40,8 @@ class Recommendation:
     wheel_index_url: Optional[str] = None
     rejected: tuple[Rejection, ...] = ()
     fixes: tuple[str, ...] = field(default_factory=tuple)  # what would make something fit, when nothing does
+    actions: tuple[Action, ...] = ()  # the fixes as data, in the same order
+    alternative: Optional["Recommendation"] = None  # the other release that fits as the host is, if any
 
     @property
     def found(self) -> bool:
@@ -95,9 +98,14 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> 
     return ""
 
 
+Fixes = tuple[list[str], list[Action], Optional[Recommendation]]
+_NO_FIXES: Fixes = ([], [], None)
+
+
 def _no_fit(
-    release: PytorchRelease, family: ImageFamily, why: str, rejected: Sequence[Rejection] = (), fixes: Sequence[str] = ()
+    release: PytorchRelease, family: ImageFamily, why: str, rejected: Sequence[Rejection] = (), fixes: Fixes = _NO_FIXES
 ) -> Recommendation:
+    words, actions, alternative = fixes
     return Recommendation(
         torch=release.version,
         family=family.name,
@@ -107,7 +115,9 @@ def _no_fit(
         support=None,
         why=why,
         rejected=tuple(rejected),
-        fixes=tuple(fixes),
+        fixes=tuple(words),
+        actions=tuple(actions),
+        alternative=alternative,
     )
 
 
@@ -127,7 +137,7 @@ def recommend(
             release,
             family,
             "the driver answers but no GPU is visible to CUDA here",
-            fixes=["make a GPU visible (see the no-gpu finding), then run cudadoctor again"],
+            fixes=(["make a GPU visible (see the no-gpu finding), then run cudadoctor again"], [Action("make-gpu-visible")], None),
         )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
@@ -149,7 +159,7 @@ def recommend(
             release,
             family,
             f"the {family.name} family offers no image for PyTorch {release.version}",
-            fixes=_other_releases(host, family, release) if suggest_other_releases else [],
+            fixes=_other_releases(host, family, release) if suggest_other_releases else _NO_FIXES,
         )
     if not candidates:
         return _no_fit(
@@ -203,9 +213,11 @@ def recommend(
     )
 
 
-def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> list[str]:
-    """The smallest driver upgrade that would make a variant of this release fit, and other releases that fit now."""
-    fixes = []
+def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> Fixes:
+    """The smallest driver upgrade that would make a variant of this release fit, and the other
+    release that fits now: worded, as data, and that release's recommendation."""
+    words: list[str] = []
+    actions: list[Action] = []
     upgrades = []
     for name in family.variants_for(release):
         variant = release.variant(name)
@@ -221,13 +233,29 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
         text = f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}"
         if support.full_min and support.full_min != floor:
             text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
-        fixes.append(text)
+        words.append(text)
+        actions.append(
+            Action(
+                "upgrade-driver",
+                min_driver=str(floor),
+                full_driver=str(support.full_min) if support.full_min is not None else None,
+                torch=release.version,
+                variant=variant.name,
+                cuda=str(variant.cuda.major_minor),
+                support="full" if floor == support.full_min else "minor-compat",
+                image=family.reference(release, variant),
+                wheel_index_url=host.table.wheel_index_url(variant.name),
+            )
+        )
+    alternative = None
     if other_releases:
-        fixes.extend(_other_releases(host, family, release))
-    return fixes
+        more_words, more_actions, alternative = _other_releases(host, family, release)
+        words.extend(more_words)
+        actions.extend(more_actions)
+    return words, actions, alternative
 
 
-def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> list[str]:
+def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> Fixes:
     """The newest other release of this family that fits the host as it is."""
     for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
@@ -236,8 +264,17 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
             continue
         result = recommend(host, other, family, suggest_other_releases=False)
         if result.found:
-            return [f"use PyTorch {other.version} ({result.image}), which fits this host"]
-    return []
+            action = Action(
+                "use-release",
+                torch=other.version,
+                variant=result.variant,
+                cuda=result.cuda,
+                image=result.image,
+                support=result.support,
+                wheel_index_url=result.wheel_index_url,
+            )
+            return [f"use PyTorch {other.version} ({result.image}), which fits this host"], [action], result
+    return _NO_FIXES
 
 
 def first_fit(

@@ -9,7 +9,15 @@ import click
 from ..model.record import replace
 from .errors import InputError
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
-from .options import container_options, families_options, host_options, non_empty, table_options, target_options
+from .options import (
+    container_options,
+    families_options,
+    host_options,
+    non_empty,
+    table_options,
+    target_options,
+    verbosity_options,
+)
 
 
 @click.command()
@@ -23,6 +31,7 @@ from .options import container_options, families_options, host_options, non_empt
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
+@verbosity_options
 @click.pass_context
 def check(ctx: click.Context, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
@@ -30,6 +39,8 @@ def check(ctx: click.Context, **options: Any) -> None:
 
     image, pull, smoke = options["image"], options["pull"], options["smoke"]
     # The values a user typed are checked before any file is read: a typo is reported first.
+    if options["quiet"] and options["verbose"]:
+        raise InputError("give -q/--quiet or -v/--verbose, not both")
     if (pull or smoke) and image is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
@@ -52,7 +63,8 @@ def check(ctx: click.Context, **options: Any) -> None:
 
         emit_json(check_payload(result, table))
     else:
-        from ..report.text import make_console, render_check
+        from ..report.text import NORMAL, QUIET, VERBOSE, make_console, render_check
 
-        render_check(make_console(), result)
+        verbosity = QUIET if options["quiet"] else VERBOSE if options["verbose"] else NORMAL
+        render_check(make_console(), result, verbosity)
     ctx.exit(result.exit_status(options["strict"]))

@@ -83,3 +83,9 @@ def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--pull", is_flag=True, help="Pull --image when it is not present locally.")(fn)
     fn = click.option("--image", metavar="REF", help="Check a container image (inspected locally; pulled only with --pull).")(fn)
     return fn
+
+
+def verbosity_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("-v", "--verbose", is_flag=True, help="Also list the checks that passed or only inform, and every variant.")(fn)
+    fn = click.option("-q", "--quiet", is_flag=True, help="Print only the answer: the verdict and the one thing to do.")(fn)
+    return fn

@@ -46,14 +46,26 @@ def recommend(ctx: click.Context, **options: Any) -> None:
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
     rec = recommend_for(facts, table, request)
     if not rec.found:
-        reason = f"cudadoctor: no fit: {rec.why}"
-        if rec.fixes:
-            reason += "; " + "; ".join(rec.fixes)
+        # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);
+        # the reason, the release that fits instead and the fixes go to stderr.
         if fmt == "json":
             from ..report.payload import recommend_payload
 
             emit_json(recommend_payload(rec, table))
-        click.echo(reason, err=True)
+        alternative = rec.alternative
+        if alternative is not None and alternative.found:
+            what = alternative.wheel_index_url if want_wheel else alternative.image
+            click.echo(
+                f"cudadoctor: no fit for PyTorch {rec.torch}; PyTorch {alternative.torch} fits: {what} "
+                f"(add --torch {alternative.torch})",
+                err=True,
+            )
+            click.echo(f"  PyTorch {rec.torch}: {rec.why}", err=True)
+        else:
+            click.echo(f"cudadoctor: no fit: {rec.why}", err=True)
+        for fix, action in zip(rec.fixes, rec.actions):
+            if action.action != "use-release" or alternative is None:
+                click.echo(f"  fix: {fix}", err=True)
         for rejection in rec.rejected:
             click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
         ctx.exit(EXIT_FAIL)
@@ -68,5 +80,5 @@ def recommend(ctx: click.Context, **options: Any) -> None:
     else:
         from ..report.text import make_console, render_recommendation
 
-        render_recommendation(make_console(), rec)
+        render_recommendation(make_console(), rec, wheel=want_wheel)
     ctx.exit(EXIT_OK)

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..host.view import HostView, gpu_label
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import CudaVersion, VersionError
 from .context import CheckContext
 
@@ -51,6 +51,14 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 hint=f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
                     "choose a variant this driver supports fully (`cudadoctor recommend`).",
                 source=source,
+                actions=(
+                    Action(
+                        "upgrade-driver", min_driver=str(support.full_min), full_driver=str(support.full_min),
+                        torch=target.torch, variant=target.variant, cuda=str(cuda.major_minor), support="full",
+                    ),
+                )
+                if support.full_min
+                else (),
             )
         ]
     floor = support.compat_min or support.full_min
@@ -71,6 +79,15 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 "on your system is too old\").",
             hint=upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
             source=source,
+            actions=(
+                Action(
+                    "upgrade-driver", min_driver=str(floor), full_driver=_text(support.full_min), torch=target.torch,
+                    variant=target.variant, cuda=str(cuda.major_minor),
+                    support="full" if floor == support.full_min else "minor-compat",
+                ),
+            )
+            if floor
+            else (),
         )
     ]
 
@@ -223,3 +240,7 @@ def _active_compat_cuda(host: HostView) -> Optional[CudaVersion]:
     except VersionError:
         return None
     return loaded if loaded > native else None
+
+
+def _text(value: object) -> Optional[str]:
+    return None if value is None else str(value)
