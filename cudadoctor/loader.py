@@ -91,3 +91,28 @@ def load_families(path: str, table: CompatTable) -> CompatTable:
 def load_snapshot(path: str) -> HostFacts:
     """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
     return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {path}")
+
+
+SCHEMA_SUFFIX = ".schema.json"
+
+
+def schemas_dir() -> str:
+    """The JSON Schemas shipped in the package (cudadoctor/schemas/<name>.schema.json)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+
+
+def schema_names() -> list[str]:
+    """The outputs that have a schema: check, probe, recommend, table, ..."""
+    try:
+        entries = os.listdir(schemas_dir())
+    except OSError:
+        return []
+    return sorted(name[: -len(SCHEMA_SUFFIX)] for name in entries if name.endswith(SCHEMA_SUFFIX))
+
+
+def schema_text(name: str) -> Optional[str]:
+    """The schema of one JSON output, as shipped (None when there is none by that name)."""
+    if name not in schema_names():
+        return None
+    with open(os.path.join(schemas_dir(), name + SCHEMA_SUFFIX), encoding="utf-8") as handle:
+        return handle.read()

@@ -106,3 +106,21 @@ def fake_cuda_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if nvml_stub.gcc_path() is None:
         pytest.skip("gcc not found: cannot build the stand-in libcuda.so.1")
     return cuda_stub.build_fake_cuda(tmp_path_factory.mktemp("fake_cuda"))
+
+
+# ---- every JSON the CLI prints is validated against its schema (tests/schema_check.py) ----------
+
+
+@pytest.fixture(autouse=True)
+def _validate_cli_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import subprocess
+
+    import schema_check
+    from cudadoctor.cli import COMMANDS
+
+    for command, (module_name, _) in COMMANDS.items():
+        module = importlib.import_module(f"cudadoctor.cli.{module_name}")
+        if hasattr(module, "emit_json"):
+            monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
+    monkeypatch.setattr(subprocess, "run", schema_check.wrap_run(subprocess.run))

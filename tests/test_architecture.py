@@ -32,11 +32,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rules": frozenset({"model", "compat", "host"}),
     "recommend": frozenset({"model", "compat", "host"}),
     "doctor": frozenset({"model", "compat", "host", "rules", "recommend"}),
-    "probe": frozenset({"model", ROOT}),  # ROOT for __version__
+    "about": frozenset(),  # __version__ alone
+    "probe": frozenset({"model", "about"}),
     "loader": frozenset({"model", "compat"}),
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "probe", "loader", "report", ROOT}),
-    ROOT: frozenset(),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "probe", "loader", "report", "about"}),
+    # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
+    "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "report", "about"}),
+    ROOT: frozenset({"about", "api"}),  # api only lazily, through the package's __getattr__
     MAIN: frozenset({"cli"}),
 }
 

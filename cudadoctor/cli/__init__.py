@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import click
 
-from .. import __version__
+from ..about import __version__
 from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
 
 # command name -> (module in this package, the click command in it). A run imports only the
@@ -22,6 +22,7 @@ COMMANDS = {
     "check": ("check_cmd", "check"),
     "probe": ("probe_cmd", "probe"),
     "recommend": ("recommend_cmd", "recommend"),
+    "schema": ("schema_cmd", "schema"),
     "table": ("table_cmd", "table"),
 }
 

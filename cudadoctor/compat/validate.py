@@ -516,7 +516,9 @@ def parse_family(
             f"{where}: tag_template {template!r} must name the release ({{torch}} or {{torch_full}}) "
             "and the CUDA variant ({variant} or {cuda})"
         )
-    offers_raw = entry.get("offers", {})
+    offers_raw = entry.get("offers")
+    if offers_raw is None:  # absent, or null as `table --json` writes it: every variant of every release
+        offers_raw = {}
     if not isinstance(offers_raw, dict):
         raise TableError(f"{where}: 'offers' must map a PyTorch release to its list of variants")
     offers = []

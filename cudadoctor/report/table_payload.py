@@ -23,9 +23,9 @@ def family_view(family: ImageFamily) -> dict[str, Any]:
         "tag_template": family.tag_template,
         "description": family.description,
         "source": family.source,
+        # null: every variant of every release (the key is always there, as every documented key is)
+        "offers": {version: list(variants) for version, variants in family.offers} if family.offers else None,
     }
-    if family.offers:
-        data["offers"] = {version: list(variants) for version, variants in family.offers}
     return data
 
 
@@ -92,6 +92,14 @@ def gpu_view(table: CompatTable, model: Optional[GpuModel], cc: ComputeCapabilit
         "architecture": model.architecture if model else (info.architecture if info else None),
         "features": [f.name for f in table.features if cc >= f.min_cc],
         "pytorch_builds": builds,
+        # Every key is always present: a bare compute capability has no name, a product no products.
+        "name": None,
+        "aliases": [],
+        "unverified_aliases": [],
+        "brand_class": None,
+        "forward_compat": None,
+        "source": None,
+        "products": [],
     }
     if model is not None:
         data.update(

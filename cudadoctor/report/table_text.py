@@ -132,7 +132,7 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
 
 
 def render_gpu(console: Console, view: dict[str, Any]) -> None:
-    if "name" in view:
+    if view["name"] is not None:
         _say(console, (view["name"], "bold"), f": compute capability {view['cc']}, {view['architecture']}, {view['brand_class']}")
         if view["aliases"]:
             _print(console, f"  also known as: {', '.join(view['aliases'])}")
