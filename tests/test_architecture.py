@@ -437,7 +437,7 @@ def test_checker_keeps_front_ends_in_their_layers():
         **{
             "cudadoctor/probe/x.py": "import os, subprocess\nimport rich.console\n",  # I/O is fine in probe, rich is not
             "cudadoctor/report/x.py": "import rich\nimport click\n",
-            "cudadoctor/cli/x.py": "import click\nfrom cudadoctor.probe import x\nfrom .. import __version__\n",
+            "cudadoctor/cli/x.py": "import click\nfrom cudadoctor.probe import x\nfrom ..about import __version__\n",
             "cudadoctor/compat/x.py": "import sys\nfrom sys import argv\nif sys.version_info >= (3, 11):\n    pass\n",
             "cudadoctor/__main__.py": "import os, sys\nsys.exit(0)\nfrom .report import x\n",
             "cudadoctor/extras/x.py": "",
