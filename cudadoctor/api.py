@@ -144,7 +144,7 @@ def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathAr
 
 def _facts(host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequence[str]) -> "HostFacts":
     from .host.whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
-    from .model.snapshot import SnapshotError, decode_snapshot, snapshot_from_dict
+    from .model.snapshot import SnapshotError, snapshot_from_dict
 
     try:
         if driver:

@@ -33,7 +33,7 @@ from .options import (
 @container_options
 @verbosity_options
 @click.pass_context
-def check(ctx: click.Context, **options: Any) -> None:
+def check(ctx: click.Context, /, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from ..doctor import check as run_check
 

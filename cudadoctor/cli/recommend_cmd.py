@@ -27,7 +27,7 @@ from .options import families_options, host_options, table_options, target_optio
     help="tag: the bare image reference; index-url: the wheel index URL.",
 )
 @click.pass_context
-def recommend(ctx: click.Context, **options: Any) -> None:
+def recommend(ctx: click.Context, /, **options: Any) -> None:
     """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
     from ..doctor import recommend_for
 

@@ -241,7 +241,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
     cc_rows = {row.cc: row for row in ccs}
 
     def known_cc(value: Any, where: str, key: str) -> ComputeCapability:
-        cc = r.parse(ComputeCapability.parse, value, where, key)
+        cc: ComputeCapability = r.parse(ComputeCapability.parse, value, where, key)
         if cc not in known_ccs:
             raise TableError(f"{where}: {key}: unknown compute capability {cc} (not in compute_capabilities)")
         return cc

@@ -60,7 +60,7 @@ class _Dotted:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
@@ -68,22 +68,22 @@ class _Dotted:
     def __lt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) < 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) < 0
 
     def __le__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) <= 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) <= 0
 
     def __gt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) > 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) > 0
 
     def __ge__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) >= 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) >= 0
 
 
 @record(eq=False)
@@ -167,7 +167,7 @@ class ComputeCapability:
     def __eq__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return self.major == other.major and self.minor == other.minor  # type: ignore[attr-defined]
+        return self.major == other.major and self.minor == other.minor
 
     def __hash__(self) -> int:
         return hash((self.major, self.minor))
@@ -175,22 +175,22 @@ class ComputeCapability:
     def __lt__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) < (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) < (other.major, other.minor)
 
     def __le__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) <= (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) <= (other.major, other.minor)
 
     def __gt__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) > (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) > (other.major, other.minor)
 
     def __ge__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) >= (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) >= (other.major, other.minor)
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":

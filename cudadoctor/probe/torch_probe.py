@@ -128,7 +128,7 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
         )
     except OSError as exc:
         return replace(metadata, runtime_probed=True, runtime_error=f"cannot start {command[0]}: {exc}")
-    line = next((l for l in result.stdout.splitlines() if l.startswith("CUDADOCTOR-TORCH ")), None)
+    line = next((out for out in result.stdout.splitlines() if out.startswith("CUDADOCTOR-TORCH ")), None)
     if line is None:
         tail = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
         return replace(metadata, runtime_probed=True, runtime_error=f"the torch probe process failed: {tail}")

@@ -152,12 +152,12 @@ def sources_view(table: CompatTable) -> list[dict[str, Any]]:
 
     for row in table.cuda_releases:
         cite(row.source, f"CUDA {row.version} driver row")
-    for row in table.minor_version_compat:
-        cite(row.source, f"CUDA {row.cuda_major}.x minor-version floor")
-    for row in table.toolkit_architectures:
-        cite(row.source, f"CUDA {row.cuda} architectures")
-    for row in table.compute_capabilities:
-        cite(row.source, f"compute capability {row.cc}")
+    for floor in table.minor_version_compat:
+        cite(floor.source, f"CUDA {floor.cuda_major}.x minor-version floor")
+    for toolkit in table.toolkit_architectures:
+        cite(toolkit.source, f"CUDA {toolkit.cuda} architectures")
+    for info in table.compute_capabilities:
+        cite(info.source, f"compute capability {info.cc}")
     for model in table.gpus:
         cite(model.source, f"GPU {model.name}")
         for key in model.alias_sources:

@@ -83,8 +83,8 @@ def render_overview(console: Console, table: CompatTable) -> None:
         _row(drivers, row.version, row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
     _show(console, drivers)
     floors = _table("Minor-version compatibility (runs, with caveats, below the Table 3 driver)", "CUDA", "Linux >=", "Windows >=", "NVIDIA's wording")
-    for row in table.minor_version_compat:
-        _row(floors, f"{row.cuda_major}.x", row.min_driver_linux, row.min_driver_windows or "n/a", row.nvidia_text)
+    for floor in table.minor_version_compat:
+        _row(floors, f"{floor.cuda_major}.x", floor.min_driver_linux, floor.min_driver_windows or "n/a", floor.nvidia_text)
     _show(console, floors)
     render_matrix(console, table)
     _print(console, f"Table {table.path}, updated {table.updated}. More: --torch X.Y, --gpu NAME, --gpus, --sources, --json.", "dim")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence, Union
 
 from rich.console import Console
-from rich.text import Text
 
 from ..doctor.check import CheckResult
 from ..host.view import gpu_label

@@ -107,7 +107,7 @@ def check_driver_knows_gpus(ctx: CheckContext) -> list[Finding]:
         cc = host.cc(gpu)
         first = table.first_toolkit_for(cc) if cc is not None else None
         row = table.min_driver_full(first.cuda) if first is not None else None
-        if row is None or driver >= row.min_driver_linux:
+        if row is None or cc is None or first is None or driver >= row.min_driver_linux:
             continue
         findings.append(
             Finding(
@@ -188,7 +188,7 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     if unsupported:
         names = ", ".join(gpu_label(g) for g in unsupported)
         why, reason = f"{names} is not a data-center GPU", f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run on it."
-    elif too_old_gpus:
+    elif too_old_gpus and toolkit is not None:
         names = ", ".join(gpu_label(g) for g in too_old_gpus)
         why = f"CUDA {cuda.major_minor} cannot target {names}"
         reason = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..compat.table import CompatTable
-from ..host.view import gpu_label
+from ..compat.table import CompatTable, PytorchRelease
+from ..host.view import DriverSupport, gpu_label
 from ..model.facts import TorchFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.versions import ComputeCapability, CudaVersion, VersionError
@@ -17,14 +17,15 @@ SOURCE = "the installed torch (package metadata, torch/version.py)"
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
 
-def _release_of(torch: TorchFacts, table: CompatTable):
+def _release_of(torch: TorchFacts, table: CompatTable) -> Optional[PytorchRelease]:
     parts = (torch.version or "").partition("+")[0].split(".")
     return table.release(".".join(parts[:2])) if len(parts) >= 2 else None
 
 
 def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
     """(SASS, PTX) compute capabilities from torch.cuda.get_arch_list() (sm_86, compute_90, sm_90a)."""
-    sass, ptx = [], []
+    sass: list[ComputeCapability] = []
+    ptx: list[ComputeCapability] = []
     for entry in arch_list:
         kind, _, number = entry.partition("_")
         try:
@@ -133,7 +134,7 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
     return findings
 
 
-def _found_version(support) -> str:
+def _found_version(support: DriverSupport) -> str:
     return str(support.driver.raw if support.driver else "unknown")
 
 
@@ -154,8 +155,9 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     installed = _release_of(torch, table)
     version = (torch.version or "").partition("+")[0]
     candidates = [installed] if installed is not None else []
-    if target is not None and table.release(target.torch) is not None:
-        candidates.append(table.release(target.torch))
+    target_release = table.release(target.torch) if target is not None else None
+    if target_release is not None:
+        candidates.append(target_release)
     candidates += sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
     fit = ctx.first_fit(candidates)
     if fit is None:
