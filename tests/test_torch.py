@@ -142,10 +142,10 @@ def test_fitting_cuda_build(fake_nvml_env, tmp_path):
 # ---- runtime outcomes from snapshots ------------------------------------------------------------
 
 
-H100 = (GpuFacts(0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0"),)
+ONE_H100 = (GpuFacts(0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0"),)
 
 
-def snapshot(tmp_path: Path, torch: TorchFacts, gpus: tuple[GpuFacts, ...] = H100) -> str:
+def snapshot(tmp_path: Path, torch: TorchFacts, gpus: tuple[GpuFacts, ...] = ONE_H100) -> str:
     facts = HostFacts(
         driver=DriverFacts(nvml_state="ok", driver_version="580.65.06", cuda_driver_version="13.0"),
         gpus=gpus,
