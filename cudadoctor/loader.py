@@ -12,6 +12,7 @@ import json
 import os
 from typing import Mapping, Optional
 
+from .compat.config import Config, ConfigError, parse_config
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
 from .model.snapshot import SnapshotError, decode_snapshot
@@ -86,6 +87,30 @@ def load_families(path: str, table: CompatTable) -> CompatTable:
     from .compat.families import FamiliesError, parse_families  # only when a families file is given
 
     return parse_families(read_user_file(path, "families file", FamiliesError), table, path)
+
+
+def config_path(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+    """--config, else $XDG_CONFIG_HOME/cudadoctor/config.toml, else ~/.config/cudadoctor/config.toml."""
+    if path:
+        return path
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    return os.path.join(base, "cudadoctor", "config.toml")
+
+
+def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Config:
+    """The team's defaults. A file named by --config must exist; the default file is optional
+    (no file: no defaults). Raises ConfigError with a one-line message naming the file."""
+    where = config_path(path, environ)
+    if not path and not os.path.exists(where):
+        return Config()
+    text = read_user_file(where, "config", ConfigError)
+    here = os.path.dirname(os.path.abspath(where))
+
+    def resolve(name: str) -> str:
+        return os.path.join(here, os.path.expanduser(name))
+
+    return parse_config(text, where, resolve)
 
 
 def load_snapshot(path: str) -> HostFacts:

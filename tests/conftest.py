@@ -40,6 +40,13 @@ def _isolate_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the config.toml of whoever runs pytest: XDG_CONFIG_HOME points at an empty
+    directory (children inherit it). A test that wants a config writes one and passes --config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+
+
 # ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------
 
 

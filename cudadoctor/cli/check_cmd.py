@@ -44,7 +44,7 @@ def check(ctx: click.Context, /, **options: Any) -> None:
     if (pull or smoke) and image is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
-    table = load_table_or_fail(options["table_path"], options["families_path"])
+    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
     )

@@ -33,6 +33,14 @@ def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def families_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--config",
+        "config_path",
+        metavar="FILE",
+        callback=non_empty,
+        help="Team defaults (family, repository, table, families) from this TOML file "
+        "(default: $XDG_CONFIG_HOME/cudadoctor/config.toml, when it exists).",
+    )(fn)
     return click.option(
         "--families",
         "families_path",

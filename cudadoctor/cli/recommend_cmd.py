@@ -41,7 +41,7 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
         raise InputError("--format tag needs --image")
     if fmt == "index-url" and not want_wheel:
         raise InputError("--format index-url needs --wheel")
-    table = load_table_or_fail(options["table_path"], options["families_path"])
+    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
     rec = recommend_for(facts, table, request)

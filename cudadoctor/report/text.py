@@ -174,8 +174,9 @@ def _is_convention(family: str, image: Optional[str]) -> bool:
 
 def convention_note() -> str:
     return (
-        "note: pytorch-cuda tags are a naming convention, not published images: build or mirror them "
-        "(a registry prefix can be set in config.toml), or pass --family pytorch/pytorch for PyTorch's own images."
+        "note: pytorch-cuda tags are a naming convention, not published images: build or mirror them and set "
+        "`repository = \"registry.example.com/ml/pytorch-cuda\"` in ~/.config/cudadoctor/config.toml, or use "
+        "PyTorch's own images: --family pytorch/pytorch (or `family = \"pytorch/pytorch\"` there)."
     )
 
 
