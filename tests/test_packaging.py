@@ -47,6 +47,10 @@ def test_wheel_ships_the_schemas_and_py_typed(installed):
     wheel, env_dir = installed
     names = zipfile.ZipFile(wheel).namelist()
     assert "cudadoctor/py.typed" in names
+    assert any(name.endswith("LICENSE") and ".dist-info/" in name for name in names)
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata or "License: MIT" in metadata
+    assert "Classifier: Programming Language :: Python :: 3.10" in metadata
     for name in ("check", "probe", "recommend", "table"):
         assert f"cudadoctor/schemas/{name}.schema.json" in names
     run = subprocess.run([str(env_dir / "bin" / "cudadoctor"), "schema", "check"], capture_output=True, text=True)

@@ -8,6 +8,7 @@ import click
 
 from ..model.record import replace
 from .errors import InputError
+from .help import SectionedCommand
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
 from .options import (
     container_options,
@@ -20,7 +21,23 @@ from .options import (
 )
 
 
-@click.command()
+@click.command(
+    cls=SectionedCommand,
+    sections={
+        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime"),
+        "Containers": ("image", "pull", "smoke", "docker", "timeout"),
+        "Output": ("as_json", "strict", "quiet", "verbose", "help"),
+        "Table and team defaults": ("table_path", "families_path", "config_path"),
+    },
+    examples=(
+        ("this host: the answer first, then what to fix", "cudadoctor check"),
+        ("plan for a T4 on driver 535 from any machine", "cudadoctor check --driver 535.104.05 --gpu T4"),
+        ("a saved snapshot, one PyTorch release", "cudadoctor check --snapshot host.json --torch 2.8"),
+        ("an image, and whether Docker can give it the GPUs", "cudadoctor check --image pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime --docker"),
+        ("in a script: the verdict as JSON, warnings fail too", "cudadoctor check --json --strict > preflight.json"),
+    ),
+)
 @host_options
 @target_options
 @click.option("--variant", metavar="cuNNN", callback=non_empty, help="Check this CUDA variant of the release instead of the recommended one.")

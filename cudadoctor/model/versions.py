@@ -7,6 +7,7 @@ value and what is accepted, so the CLI can turn it into a one-line usage error.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from .record import record
 
@@ -219,3 +220,37 @@ class ComputeCapability:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
+
+
+@record
+class PackageVersion:
+    """A Python package's version (PEP 440), as pip and torch.__version__ write it: "2.5.1+cu121"."""
+
+    public: str  # "2.5.1", "2.6.0.dev20241112", "2.7.0rc1"
+    release: tuple[int, ...]  # (2, 5, 1)
+    local: Optional[str]  # "cu121", None
+
+    @property
+    def major_minor(self) -> Optional[str]:
+        """"2.5": the PyTorch release the table knows it by."""
+        return f"{self.release[0]}.{self.release[1]}" if len(self.release) >= 2 else None
+
+
+_PLAIN_PEP440 = re.compile(r"^(\d+(?:\.\d+)*)(?:\+([a-z0-9]+(?:\.[a-z0-9]+)*))?$")
+
+
+def parse_package_version(text: str) -> PackageVersion:
+    """PEP 440 parsing. The forms a torch wheel has ("2.5.1", "2.5.1+cu121") are read directly;
+    anything else (pre-releases, dev builds, epochs) goes to ``packaging``, imported only then:
+    it costs a `cudadoctor check` several milliseconds (docs/performance.md). Raises VersionError."""
+    text = text.strip()
+    plain = _PLAIN_PEP440.match(text)
+    if plain:
+        return PackageVersion(plain.group(1), tuple(int(n) for n in plain.group(1).split(".")), plain.group(2))
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(text)
+    except InvalidVersion:
+        raise VersionError(f"{text!r} is not a PEP 440 version") from None
+    return PackageVersion(parsed.public, parsed.release, parsed.local)

@@ -9,7 +9,7 @@ from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import DriverSupport, gpu_label
 from ..model.facts import TorchFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
-from ..model.versions import ComputeCapability, CudaVersion, VersionError
+from ..model.versions import ComputeCapability, CudaVersion, PackageVersion, VersionError, parse_package_version
 from .context import CheckContext
 
 SOURCE = "the installed torch (package metadata, torch/version.py)"
@@ -18,8 +18,16 @@ RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
 
 def _release_of(torch: TorchFacts, table: CompatTable) -> Optional[PytorchRelease]:
-    parts = (torch.version or "").partition("+")[0].split(".")
-    return table.release(".".join(parts[:2])) if len(parts) >= 2 else None
+    version = _package_version(torch)
+    release = version.major_minor if version is not None else None
+    return table.release(release) if release else None
+
+
+def _package_version(torch: TorchFacts) -> Optional[PackageVersion]:
+    try:
+        return parse_package_version(torch.version) if torch.version else None
+    except VersionError:
+        return None
 
 
 def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
@@ -153,7 +161,8 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     rejects."""
     table, target = ctx.table, ctx.target
     installed = _release_of(torch, table)
-    version = (torch.version or "").partition("+")[0]
+    parsed = _package_version(torch)
+    version = parsed.public if parsed is not None else (torch.version or "").partition("+")[0]
     candidates = [installed] if installed is not None else []
     target_release = table.release(target.torch) if target is not None else None
     if target_release is not None:
