@@ -183,7 +183,7 @@ def convention_note() -> str:
 def _target_words(target: Target) -> str:
     what = target.image or f"PyTorch {target.torch} {target.variant}"
     origin = {
-        "default-wheel": "the default wheel's CUDA",
+        "default-wheel": "the default wheel's variant",
         "recommendation": "the recommended variant",
         "--variant": "from --variant",
         "--image": "from --image",
