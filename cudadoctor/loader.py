@@ -12,10 +12,14 @@ import json
 import os
 from typing import Mapping, Optional
 
-from .compat.config import Config, ConfigError, parse_config
+from typing import TYPE_CHECKING
+
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
 from .model.snapshot import SnapshotError, decode_snapshot
+
+if TYPE_CHECKING:
+    from .compat.config import Config
 
 TABLE_ENV = "CUDADOCTOR_TABLE"
 FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
@@ -98,12 +102,15 @@ def config_path(path: Optional[str] = None, environ: Optional[Mapping[str, str]]
     return os.path.join(base, "cudadoctor", "config.toml")
 
 
-def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Config:
+def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Optional["Config"]:
     """The team's defaults. A file named by --config must exist; the default file is optional
-    (no file: no defaults). Raises ConfigError with a one-line message naming the file."""
+    (None: there is none, and the config parser is not even imported: this runs on every
+    command). Raises ConfigError with a one-line message naming the file."""
     where = config_path(path, environ)
     if not path and not os.path.exists(where):
-        return Config()
+        return None
+    from .compat.config import ConfigError, parse_config
+
     text = read_user_file(where, "config", ConfigError)
     here = os.path.dirname(os.path.abspath(where))
 

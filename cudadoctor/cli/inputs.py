@@ -22,22 +22,21 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None, conf
     repository applied (config: --config FILE, else the user's config.toml when there is one)."""
     import os
 
-    from ..compat.config import ConfigError, apply_config
     from ..compat.table import TableError
     from ..loader import FAMILIES_ENV, TABLE_ENV, families_path, load_config, load_families, load_table
 
     try:
         settings = load_config(config)
-    except ConfigError as exc:
+    except ValueError as exc:  # ConfigError (its module loads only when there is a config file)
         raise InputError(str(exc)) from None
-    if not path and not os.environ.get(TABLE_ENV) and settings.table:
+    if settings is not None and not path and not os.environ.get(TABLE_ENV) and settings.table:
         path = settings.table
     try:
         table = load_table(path)
     except TableError as exc:
         raise InputError(str(exc)) from None
     chosen = families_path(families)
-    extra = [chosen] if chosen else ([] if os.environ.get(FAMILIES_ENV) else list(settings.families))
+    extra = [chosen] if chosen else ([] if os.environ.get(FAMILIES_ENV) or settings is None else list(settings.families))
     if extra:
         from ..compat.families import FamiliesError
 
@@ -46,6 +45,10 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None, conf
                 table = load_families(name, table)
             except FamiliesError as exc:
                 raise InputError(str(exc)) from None
+    if settings is None:
+        return table
+    from ..compat.config import ConfigError, apply_config
+
     try:
         return apply_config(table, settings)
     except ConfigError as exc:
