@@ -131,3 +131,11 @@ def _validate_cli_json(monkeypatch: pytest.MonkeyPatch) -> None:
         if hasattr(module, "emit_json"):
             monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
     monkeypatch.setattr(subprocess, "run", schema_check.wrap_run(subprocess.run))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """How many CLI JSON documents the run validated against their schemas (tests/schema_check.py)."""
+    import schema_check
+
+    if schema_check.Counter.validated:
+        terminalreporter.write_line(f"schema check: {schema_check.Counter.validated} JSON documents printed by the CLI matched their schemas")

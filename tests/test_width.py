@@ -22,6 +22,7 @@ VIEWS = {
     "check-image-what-if": ["check", "--driver", "535.104.05", "--gpu", "T4", "--image", "pytorch-cuda:v2.11-cu130"],
     "recommend-wheel": ["recommend", "--wheel", "--snapshot", host("h100-550")],
     "recommend-image": ["recommend", "--image", "--snapshot", host("rtx4090-550")],
+    "recommend-no-fit": ["recommend", "--wheel", "--snapshot", host("k80-470")],
     "table": ["table"],
     "table-torch": ["table", "--torch", "2.9"],
     "table-gpus": ["table", "--gpus"],

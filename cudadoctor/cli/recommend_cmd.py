@@ -52,22 +52,11 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
             from ..report.payload import recommend_payload
 
             emit_json(recommend_payload(rec, table))
-        alternative = rec.alternative
-        if alternative is not None and alternative.found:
-            what = alternative.wheel_index_url if want_wheel else alternative.image
-            click.echo(
-                f"cudadoctor: no fit for PyTorch {rec.torch}; PyTorch {alternative.torch} fits: {what} "
-                f"(add --torch {alternative.torch})",
-                err=True,
-            )
-            click.echo(f"  PyTorch {rec.torch}: {rec.why}", err=True)
-        else:
-            click.echo(f"cudadoctor: no fit: {rec.why}", err=True)
-        for fix, action in zip(rec.fixes, rec.actions):
-            if action.action != "use-release" or alternative is None:
-                click.echo(f"  fix: {fix}", err=True)
-        for rejection in rec.rejected:
-            click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
+        import sys
+
+        from ..report.text import make_console, render_no_fit
+
+        render_no_fit(make_console(sys.stderr), rec, wheel=want_wheel)
         ctx.exit(EXIT_FAIL)
     if fmt == "tag":
         click.echo(rec.image)

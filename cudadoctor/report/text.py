@@ -167,6 +167,24 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
         out.line((convention_note(), "dim"))
 
 
+def render_no_fit(console: Console, rec: Recommendation, wheel: bool = False) -> None:
+    """`recommend` when nothing fits (on stderr): the release that fits instead first, then why
+    this one does not, the fixes, and each variant's reason."""
+    out = Printer(console)
+    alternative = rec.alternative
+    if alternative is not None and alternative.found:
+        what = alternative.wheel_index_url if wheel else alternative.image
+        out.line((f"cudadoctor: no fit for PyTorch {rec.torch}; PyTorch {alternative.torch} fits: {what} (add --torch {alternative.torch})", ""))
+        out.line((f"PyTorch {rec.torch}: {rec.why}", ""), indent=2, hanging=4)
+    else:
+        out.line((f"cudadoctor: no fit: {rec.why}", ""))
+    for fix, action in zip(rec.fixes, rec.actions):
+        if action.action != "use-release" or alternative is None:
+            out.line((f"fix: {fix}", ""), indent=2, hanging=4)
+    for rejection in rec.rejected:
+        out.line((f"{rejection.variant}: {rejection.reason}", ""), indent=2, hanging=4)
+
+
 def _is_convention(family: str, image: Optional[str]) -> bool:
     """A pytorch-cuda reference with no registry in front: a tag the user must build or mirror."""
     return family == CONVENTION_FAMILY and image is not None and image.startswith(f"{CONVENTION_FAMILY}:")
