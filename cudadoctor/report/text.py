@@ -85,6 +85,9 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
 
 
 _LABEL = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}
+# Failures that another build (variant, release or image) avoids: the answer then leads with the
+# build that fits. Any other failure (no driver, no GPU, Docker, a lost GPU) is the thing to fix first.
+BUILD_FAILURES = frozenset({"driver-too-old", "gpu-arch-not-built", "gpu-arch-ptx-only", "image-requirement-unsatisfied"})
 _VERDICT_STYLE = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}
 # The family whose tags are a naming convention (cudadoctor's design), not images anyone publishes.
 CONVENTION_FAMILY = "pytorch-cuda"
@@ -229,9 +232,19 @@ def render_answer(out: Printer, result: CheckResult) -> None:
         counts.append(_plural(len(warns), "warning"))
     count_words = f" ({', '.join(counts)})" if counts else ""
     if verdict == FAIL:
-        first = fails[0]
+        blocking = [f for f in fails if f.code not in BUILD_FAILURES]
+        first = (blocking or fails)[0]
         out.line(*label, (f"{count_words}: {first.title}", ""), tail=[(first.code, "dim")])
-        if rec.found and not _same_build(target, rec):
+        if blocking:
+            if first.hint:
+                out.line(("Fix: ", "bold"), (first.hint, ""), hanging=5)
+            if target is not None and target.origin in ("--image", "--variant") and not _same_build(target, rec):
+                return  # the user's own choice of build is not in question: only the fix is
+            if rec.found:
+                _release_line(out, "Then use:", rec)
+            elif rec.alternative is not None:
+                _release_line(out, f"Then use PyTorch {rec.alternative.torch}:", rec.alternative)
+        elif rec.found and not _same_build(target, rec):
             _release_line(out, "Use instead:", rec)
         elif not rec.found and rec.alternative is not None:
             _release_line(out, f"Use PyTorch {rec.alternative.torch} instead:", rec.alternative)
