@@ -78,3 +78,10 @@ def test_recommend_with_nothing_fitting_leads_with_the_release_that_fits() -> No
     assert run.exit_code == 1 and run.stdout == ""
     first = run.stderr.splitlines()[0]
     assert "PyTorch 2.7 fits: pytorch-cuda:v2.7-cu118" in first and "--torch 2.7" in first
+
+
+def test_a_failure_no_build_avoids_is_the_thing_to_fix_first() -> None:
+    for name, code in (("no-driver", "nvml-library-missing"), ("no-gpu-550", "no-gpu")):
+        lines = invoke("check", "--quiet", "--snapshot", host(name)).stdout.splitlines()
+        assert lines[0].startswith("FAIL") and lines[0].endswith(code), lines
+        assert lines[1].startswith("Fix: "), lines
