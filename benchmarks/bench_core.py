@@ -46,8 +46,8 @@ def main() -> None:
     print(f"{'host':20} {'check median µs':>16} {'min µs':>8} {'decode median µs':>17}   ({args.runs} runs)")
     medians = []
     for name, facts in snapshots.items():
-        median, fastest = timed(lambda: check(facts, table, request), args.runs)
-        decode, _ = timed(lambda: decode_snapshot(texts[name]), max(args.runs // 4, 1))
+        median, fastest = timed(lambda facts=facts: check(facts, table, request), args.runs)
+        decode, _ = timed(lambda name=name: decode_snapshot(texts[name]), max(args.runs // 4, 1))
         medians.append(median)
         print(f"{name:20} {median * 1e6:16.1f} {fastest * 1e6:8.1f} {decode * 1e6:17.1f}")
     print(f"{'all hosts':20} {statistics.median(medians) * 1e6:16.1f}")

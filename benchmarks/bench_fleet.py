@@ -143,7 +143,7 @@ def main() -> None:
             (f"fleet --json, {args.nodes} snapshot files", [exe, "fleet", "--json", str(snapshots)]),
         ]
         breakdown(nodes, snapshots)
-        print(f"| command | median ms | min ms | peak MiB |\n| --- | ---: | ---: | ---: |")
+        print("| command | median ms | min ms | peak MiB |\n| --- | ---: | ---: | ---: |")
         for label, argv in commands:
             median, fastest, peak = measure(launcher, argv, args.runs)
             print(f"| `{label}` | {median:.0f} | {fastest:.0f} | {peak:.1f} |", flush=True)

@@ -12,9 +12,14 @@ import json
 import os
 from typing import Mapping, Optional
 
+from typing import TYPE_CHECKING
+
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
 from .model.snapshot import SnapshotError, decode_snapshot
+
+if TYPE_CHECKING:
+    from .compat.config import Config
 
 TABLE_ENV = "CUDADOCTOR_TABLE"
 FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
@@ -95,6 +100,33 @@ def load_families(path: str, table: CompatTable) -> CompatTable:
     return parse_families(read_user_file(path, "families file", FamiliesError), table, path)
 
 
+def config_path(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+    """--config, else $XDG_CONFIG_HOME/cudadoctor/config.toml, else ~/.config/cudadoctor/config.toml."""
+    if path:
+        return path
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    return os.path.join(base, "cudadoctor", "config.toml")
+
+
+def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Optional["Config"]:
+    """The team's defaults. A file named by --config must exist; the default file is optional
+    (None: there is none, and the config parser is not even imported: this runs on every
+    command). Raises ConfigError with a one-line message naming the file."""
+    where = config_path(path, environ)
+    if not path and not os.path.exists(where):
+        return None
+    from .compat.config import ConfigError, parse_config
+
+    text = read_user_file(where, "config", ConfigError)
+    here = os.path.dirname(os.path.abspath(where))
+
+    def resolve(name: str) -> str:
+        return os.path.join(here, os.path.expanduser(name))
+
+    return parse_config(text, where, resolve)
+
+
 def load_snapshot(path: str) -> HostFacts:
     """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
     return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {path}")
@@ -113,3 +145,28 @@ def json_files_under(directory: str) -> tuple[list[str], list[str]]:
         dirs.sort()
         found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".json"))
     return found, problems
+
+
+SCHEMA_SUFFIX = ".schema.json"
+
+
+def schemas_dir() -> str:
+    """The JSON Schemas shipped in the package (cudadoctor/schemas/<name>.schema.json)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+
+
+def schema_names() -> list[str]:
+    """The outputs that have a schema: check, probe, recommend, table, ..."""
+    try:
+        entries = os.listdir(schemas_dir())
+    except OSError:
+        return []
+    return sorted(name[: -len(SCHEMA_SUFFIX)] for name in entries if name.endswith(SCHEMA_SUFFIX))
+
+
+def schema_text(name: str) -> Optional[str]:
+    """The schema of one JSON output, as shipped (None when there is none by that name)."""
+    if name not in schema_names():
+        return None
+    with open(os.path.join(schemas_dir(), name + SCHEMA_SUFFIX), encoding="utf-8") as handle:
+        return handle.read()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
+from .model.findings import Action
 from .model.record import field, record
 from .model.versions import ComputeCapability
 
@@ -51,6 +52,8 @@ class Recommendation:
     unverified: tuple[str, ...] = ()
     inferred: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the choice relies on that is less than a read binary
+    actions: tuple[Action, ...] = ()  # the fixes as data, in the same order
+    alternative: Optional["Recommendation"] = None  # the other release that fits as the host is, if any
 
     @property
     def found(self) -> bool:
@@ -107,14 +110,19 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> 
     return ""
 
 
+Fixes = tuple[list[str], list[Action], Optional[Recommendation]]
+_NO_FIXES: Fixes = ([], [], None)
+
+
 def _no_fit(
     release: PytorchRelease,
     family: ImageFamily,
     why: str,
     rejected: Sequence[Rejection] = (),
-    fixes: Sequence[str] = (),
+    fixes: Fixes = _NO_FIXES,
     platform: Optional[str] = None,
 ) -> Recommendation:
+    words, actions, alternative = fixes
     return Recommendation(
         torch=release.version,
         family=family.name,
@@ -124,7 +132,9 @@ def _no_fit(
         support=None,
         why=why,
         rejected=tuple(rejected),
-        fixes=tuple(fixes),
+        fixes=tuple(words),
+        actions=tuple(actions),
+        alternative=alternative,
         platform=platform,
         unverified=release.unverified_variants,
         inferred=release.inferred_variants,
@@ -197,7 +207,7 @@ def recommend(
             release,
             family,
             "the driver answers but no GPU is visible to CUDA here",
-            fixes=["make a GPU visible (see the no-gpu finding), then run cudadoctor again"],
+            fixes=(["make a GPU visible (see the no-gpu finding), then run cudadoctor again"], [Action("make-gpu-visible")], None),
         )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
@@ -221,7 +231,7 @@ def recommend(
             release,
             family,
             f"the {family.name} family offers no image for PyTorch {release.version}",
-            fixes=_other_releases(host, family, release) if suggest_other_releases else [],
+            fixes=_other_releases(host, family, release) if suggest_other_releases else _NO_FIXES,
             platform=host.platform,
         )
     if not candidates:
@@ -284,9 +294,11 @@ def recommend(
     )
 
 
-def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> list[str]:
-    """The smallest driver upgrade that would make a variant of this release fit, and other releases that fit now."""
-    fixes = []
+def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> Fixes:
+    """The smallest driver upgrade that would make a variant of this release fit, and the other
+    release that fits now: worded, as data, and that release's recommendation."""
+    words: list[str] = []
+    actions: list[Action] = []
     upgrades = []
     for name in family.variants_for(release):
         variant, _ = _platform_variant(host, release, name)
@@ -302,13 +314,29 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
         text = f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}"
         if support.full_min and support.full_min != floor:
             text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
-        fixes.append(text)
+        words.append(text)
+        actions.append(
+            Action(
+                "upgrade-driver",
+                min_driver=str(floor),
+                full_driver=str(support.full_min) if support.full_min is not None else None,
+                torch=release.version,
+                variant=variant.name,
+                cuda=str(variant.cuda.major_minor),
+                support="full" if floor == support.full_min else "minor-compat",
+                image=family.reference(release, variant),
+                wheel_index_url=host.table.wheel_index_url(variant.name),
+            )
+        )
+    alternative = None
     if other_releases:
-        fixes.extend(_other_releases(host, family, release))
-    return fixes
+        more_words, more_actions, alternative = _other_releases(host, family, release)
+        words.extend(more_words)
+        actions.extend(more_actions)
+    return words, actions, alternative
 
 
-def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> list[str]:
+def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> Fixes:
     """The newest other release of this family that fits the host as it is."""
     for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
@@ -317,8 +345,17 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
             continue
         result = recommend(host, other, family, suggest_other_releases=False)
         if result.found:
-            return [f"use PyTorch {other.version} ({result.image}), which fits this host"]
-    return []
+            action = Action(
+                "use-release",
+                torch=other.version,
+                variant=result.variant,
+                cuda=result.cuda,
+                image=result.image,
+                support=result.support,
+                wheel_index_url=result.wheel_index_url,
+            )
+            return [f"use PyTorch {other.version} ({result.image}), which fits this host"], [action], result
+    return _NO_FIXES
 
 
 def first_fit(
@@ -382,16 +419,20 @@ def recommend_ngc(host: HostView, family: "NgcFamily") -> Recommendation:
             rejected=tuple(rejected),
         )
     fixes = []
+    actions = []
     for release in reversed(host.table.ngc_releases):  # the newest release whose driver floor is known
         row = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
         floor = release.min_driver or (row.min_driver_linux if row else None)
         if floor is not None:
             fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda})")
+            actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=str(floor), variant=release.release,
+                                  cuda=str(release.cuda.major_minor) if release.cuda else None,
+                                  image=family.reference(release), support="full"))
             break
     why = "no NGC PyTorch release in the table runs on this host"
     if barred:
         why += "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
     return Recommendation(
         torch="", family=family.name, variant=None, cuda=None, image=None, support=None, why=why,
-        rejected=tuple(rejected), fixes=tuple(fixes),
+        rejected=tuple(rejected), fixes=tuple(fixes), actions=tuple(actions),
     )

@@ -51,6 +51,13 @@ def _isolate_table_overlay(
     monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-12-01")
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the config.toml of whoever runs pytest: XDG_CONFIG_HOME points at an empty
+    directory (children inherit it). A test that wants a config writes one and passes --config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+
+
 # ---- the stand-in libnvidia-ml.so.1 (tests/nvml_stub.py, tests/fake_nvml/fake_nvml.c) ----------
 
 
@@ -117,3 +124,33 @@ def fake_cuda_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if nvml_stub.gcc_path() is None:
         pytest.skip("gcc not found: cannot build the stand-in libcuda.so.1")
     return cuda_stub.build_fake_cuda(tmp_path_factory.mktemp("fake_cuda"))
+
+
+# ---- every JSON the CLI prints is validated against its schema (tests/schema_check.py) ----------
+
+
+@pytest.fixture(autouse=True)
+def _validate_cli_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import subprocess
+
+    import schema_check
+    from cudadoctor.cli import COMMANDS
+
+    for command, (module_name, _) in COMMANDS.items():
+        module = importlib.import_module(f"cudadoctor.cli.{module_name}")
+        if hasattr(module, "emit_json"):
+            monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
+    # Subcommands that live in modules of their own.
+    for command, module_name in (("table", "table_update"),):
+        module = importlib.import_module(f"cudadoctor.cli.{module_name}")
+        monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
+    monkeypatch.setattr(subprocess, "run", schema_check.wrap_run(subprocess.run))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """How many CLI JSON documents the run validated against their schemas (tests/schema_check.py)."""
+    import schema_check
+
+    if schema_check.Counter.validated:
+        terminalreporter.write_line(f"schema check: {schema_check.Counter.validated} JSON documents printed by the CLI matched their schemas")

@@ -35,7 +35,7 @@ class CheckRun:
 
 def base_env() -> dict[str, str]:
     """A clean environment: none of the variables the probes read leak in from the test runner."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+    keep = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     return {key: os.environ[key] for key in keep if key in os.environ}
 
 

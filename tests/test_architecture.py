@@ -34,13 +34,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     "doctor": frozenset({"model", "compat", "host", "rules", "recommend"}),
     # fleet: the pure check run per group of hosts; GFD labels and snapshots in, the fleet's answer out.
     "fleet": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "probe": frozenset({"model", ROOT}),  # ROOT for __version__
+    "about": frozenset(),  # __version__ alone
+    "probe": frozenset({"model", "about"}),
     "loader": frozenset({"model", "compat", "overlay"}),
     # The table overlay in the user cache (`table update`): reads and writes that one file.
     "overlay": frozenset({"model", "compat"}),
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "report", ROOT}),
-    ROOT: frozenset(),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "report", "about"}),
+    # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
+    "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "overlay", "report", "about"}),
+    ROOT: frozenset({"about", "api"}),  # api only lazily, through the package's __getattr__
     MAIN: frozenset({"cli"}),
 }
 
@@ -438,7 +441,7 @@ def test_checker_keeps_front_ends_in_their_layers():
         **{
             "cudadoctor/probe/x.py": "import os, subprocess\nimport rich.console\n",  # I/O is fine in probe, rich is not
             "cudadoctor/report/x.py": "import rich\nimport click\n",
-            "cudadoctor/cli/x.py": "import click\nfrom cudadoctor.probe import x\nfrom .. import __version__\n",
+            "cudadoctor/cli/x.py": "import click\nfrom cudadoctor.probe import x\nfrom ..about import __version__\n",
             "cudadoctor/compat/x.py": "import sys\nfrom sys import argv\nif sys.version_info >= (3, 11):\n    pass\n",
             "cudadoctor/__main__.py": "import os, sys\nsys.exit(0)\nfrom .report import x\n",
             "cudadoctor/extras/x.py": "",

@@ -4,7 +4,6 @@ the JSON schema and the nodeAffinity (checked against Kubernetes' own matching r
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import yaml
 
 from cudadoctor.fleet.gfd import LabelError, facts_from_labels
 from cudadoctor.fleet.judge import judge_fleet
-from cudadoctor.fleet.sources import FleetHost, SourceError, hosts_in
+from cudadoctor.fleet.sources import FleetHost, hosts_in
 from fleet_nodes import gfd_labels, mixed_cluster, node, node_list
 from helpers import HOSTS, core_check, invoke
 

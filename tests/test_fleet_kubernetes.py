@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from fleet_nodes import gfd_labels, mixed_cluster
+from fleet_nodes import mixed_cluster
 from helpers import REPO_ROOT, invoke
 
 TOKEN = "test-token-fleet"
@@ -117,7 +117,7 @@ def kubeconfig(path: Path, port: int, token: str = TOKEN) -> dict[str, str]:
 
 
 def test_live_nodes_through_the_kubernetes_client(api_server, tmp_path, monkeypatch):
-    import cudadoctor.probe.kube as kube
+    from cudadoctor.probe import kube  # the package attribute `cudadoctor.probe` is the API function
 
     monkeypatch.setattr(kube, "PAGE", 7)  # several pages: the client follows `continue`
     env = kubeconfig(tmp_path / "config", api_server.server_port)

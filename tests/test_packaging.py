@@ -43,6 +43,20 @@ def test_wheel_ships_the_table(installed):
     assert not any(name.startswith("tests/") for name in names)
 
 
+def test_wheel_ships_the_schemas_and_py_typed(installed):
+    wheel, env_dir = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "cudadoctor/py.typed" in names
+    assert any(name.endswith("LICENSE") and ".dist-info/" in name for name in names)
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata or "License: MIT" in metadata
+    assert "Classifier: Programming Language :: Python :: 3.10" in metadata
+    for name in ("check", "probe", "recommend", "table"):
+        assert f"cudadoctor/schemas/{name}.schema.json" in names
+    run = subprocess.run([str(env_dir / "bin" / "cudadoctor"), "schema", "check"], capture_output=True, text=True)
+    assert run.returncode == 0 and json.loads(run.stdout)["title"] == "cudadoctor check --json"
+
+
 def test_console_script_runs_from_another_directory(installed, tmp_path):
     _, env_dir = installed
     env = {k: v for k, v in os.environ.items() if k not in ("CUDADOCTOR_TABLE", "PYTHONPATH")}

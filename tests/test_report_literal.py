@@ -17,7 +17,7 @@ def _snapshot_with_gpu_name(tmp_path, name: str) -> str:
 
 def test_a_gpu_name_with_markup_prints_as_written(tmp_path):
     name = "[red]NVIDIA[/red] [link=file:///etc/passwd]RTX 4090[/link] [bold"
-    run = invoke("check", "--snapshot", _snapshot_with_gpu_name(tmp_path, name))
+    run = invoke("check", "--verbose", "--snapshot", _snapshot_with_gpu_name(tmp_path, name))  # -v: the gpu-ok line
     assert run.exit_code in (0, 1), run.stderr
     assert f"GPU 0 ({name})" in run.stdout
 

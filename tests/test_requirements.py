@@ -36,7 +36,7 @@ CUDA_1281 = IMAGES["12.8.1"]["NVIDIA_REQUIRE_CUDA"]
 CUDA_1241 = IMAGES["12.4.1"]["NVIDIA_REQUIRE_CUDA"]
 ALT_39 = "cuda>=12.8 brand=tesla,driver>=550,driver<551"
 
-S, U, I = "satisfied", "unsatisfied", "invalid"
+S, U, I = "satisfied", "unsatisfied", "invalid"  # noqa: E741 (the three outcomes, one letter each for the table below)
 H = HINT_SUFFIX
 
 

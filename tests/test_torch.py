@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,7 +144,10 @@ def test_fitting_cuda_build(fake_nvml_env, tmp_path):
 # ---- runtime outcomes from snapshots ------------------------------------------------------------
 
 
-def snapshot(tmp_path: Path, torch: TorchFacts, gpus=(GpuFacts(0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0"),)) -> str:
+ONE_H100 = (GpuFacts(0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0"),)
+
+
+def snapshot(tmp_path: Path, torch: TorchFacts, gpus: tuple[GpuFacts, ...] = ONE_H100) -> str:
     facts = HostFacts(
         driver=DriverFacts(nvml_state="ok", driver_version="580.65.06", cuda_driver_version="13.0"),
         gpus=gpus,
@@ -198,3 +203,29 @@ def test_old_snapshot_without_system_facts_keeps_nvml_library_missing(tmp_path):
     path.write_text(json.dumps(snapshot_to_dict(facts)))
     run = run_check(base_env(), "--snapshot", str(path))
     assert "nvml-library-missing" in run.codes
+
+
+@pytest.mark.parametrize(
+    "text, release, local, public",
+    [
+        ("2.5.1+cu121", "2.5", "cu121", "2.5.1"),
+        ("2.13.0", "2.13", None, "2.13.0"),
+        ("2.6.0.dev20241112+cu124", "2.6", "cu124", "2.6.0.dev20241112"),  # through packaging
+        ("2.7.0rc1", "2.7", None, "2.7.0rc1"),
+        ("1!2.5.0+rocm6.2", "2.5", "rocm6.2", "1!2.5.0"),
+    ],
+)
+def test_torch_versions_are_read_as_pep_440(text, release, local, public):
+    from cudadoctor.model.versions import parse_package_version
+
+    version = parse_package_version(text)
+    assert (version.major_minor, version.local, version.public) == (release, local, public)
+
+
+def test_a_plain_torch_version_does_not_import_packaging():
+    code = (
+        "import sys; from cudadoctor.model.versions import parse_package_version as p; "
+        "p('2.5.1+cu121'); assert 'packaging' not in sys.modules; p('2.6.0a0+git1'); assert 'packaging.version' in sys.modules"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

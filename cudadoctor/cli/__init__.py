@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import click
 
-from .. import __version__
+from ..about import __version__
 from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
 
 # command name -> (module in this package, the click command in it). A run imports only the
@@ -23,6 +23,7 @@ COMMANDS = {
     "fleet": ("fleet_cmd", "fleet"),
     "probe": ("probe_cmd", "probe"),
     "recommend": ("recommend_cmd", "recommend"),
+    "schema": ("schema_cmd", "schema"),
     "table": ("table_cmd", "table"),
 }
 
@@ -30,6 +31,19 @@ COMMANDS = {
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with its whole one-line summary (click's default cuts it at 45 characters)."""
+        from .help import command_summary
+
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command_summary(command)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
         if cmd_name not in COMMANDS:
@@ -39,10 +53,20 @@ class LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Run `cudadoctor COMMAND --help` for a command's options. Shell completion: "
+    "eval \"$(_CUDADOCTOR_COMPLETE=bash_source cudadoctor)\" (zsh_source, fish_source for those shells).",
+)
 @click.version_option(__version__, "--version", prog_name="cudadoctor")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Will a CUDA PyTorch workload run on this host, and which image or wheel fits it?"""
+    if ctx.invoked_subcommand is None:  # a bare `cudadoctor`: the help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -8,11 +8,36 @@ import click
 
 from ..model.record import replace
 from .errors import InputError
+from .help import SectionedCommand
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
-from .options import container_options, families_options, host_options, non_empty, table_options, target_options
+from .options import (
+    container_options,
+    families_options,
+    host_options,
+    non_empty,
+    table_options,
+    target_options,
+    verbosity_options,
+)
 
 
-@click.command()
+@click.command(
+    cls=SectionedCommand,
+    sections={
+        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime"),
+        "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout"),
+        "Output": ("as_json", "strict", "quiet", "verbose", "help"),
+        "Table and team defaults": ("table_path", "families_path", "config_path"),
+    },
+    examples=(
+        ("this host: the answer first, then what to fix", "cudadoctor check"),
+        ("plan for a T4 on driver 535 from any machine", "cudadoctor check --driver 535.104.05 --gpu T4"),
+        ("a saved snapshot, one PyTorch release", "cudadoctor check --snapshot host.json --torch 2.8"),
+        ("an image, and whether Docker can give it the GPUs", "cudadoctor check --image pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime --docker"),
+        ("in a script: the verdict as JSON, warnings fail too", "cudadoctor check --json --strict > preflight.json"),
+    ),
+)
 @host_options
 @target_options
 @click.option("--variant", metavar="cuNNN", callback=non_empty, help="Check this CUDA variant of the release instead of the recommended one.")
@@ -23,18 +48,21 @@ from .options import container_options, families_options, host_options, non_empt
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
-@click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line with its image (the image it names is the --image).")
+@click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line together with the image it names (that image is the one judged).")
+@verbosity_options
 @click.pass_context
-def check(ctx: click.Context, **options: Any) -> None:
+def check(ctx: click.Context, /, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
     from ..doctor import check as run_check
 
     image, pull, smoke = options["image"], options["pull"], options["smoke"]
     # The values a user typed are checked before any file is read: a typo is reported first.
+    if options["quiet"] and options["verbose"]:
+        raise InputError("give -q/--quiet or -v/--verbose, not both")
     if (pull or smoke) and image is None and options["run_line"] is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"], options["run_line"])
-    table = load_table_or_fail(options["table_path"], options["families_path"])
+    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
         today=today_or_fail(), newer_ok=True,
@@ -54,7 +82,8 @@ def check(ctx: click.Context, **options: Any) -> None:
 
         emit_json(check_payload(result, table))
     else:
-        from ..report.text import make_console, render_check
+        from ..report.text import NORMAL, QUIET, VERBOSE, make_console, render_check
 
-        render_check(make_console(), result)
+        verbosity = QUIET if options["quiet"] else VERBOSE if options["verbose"] else NORMAL
+        render_check(make_console(), result, verbosity)
     ctx.exit(result.exit_status(options["strict"]))

@@ -81,7 +81,7 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
 
 
 def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: float) -> list["FleetHost"]:
-    from ..fleet.sources import FleetHost, SourceError, node_host
+    from ..fleet.sources import SourceError, node_host
     from ..probe.kube import KubeError, list_nodes
 
     try:
@@ -127,14 +127,16 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of text.")
 @click.pass_context
 def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> None:
-    """Judge every node of a fleet: SOURCE is a host snapshot, a directory of them (*.json,
-    recursive), `kubectl get nodes -o json` output, a single Node, or - for standard input."""
+    """Judge every node of a fleet from host snapshots or Kubernetes node labels.
+
+    SOURCE is a host snapshot, a directory of them (*.json, recursive), `kubectl get nodes -o json`
+    output, a single Node, or - for standard input."""
     if not sources and not options["live"]:
         raise click.UsageError("give at least one SOURCE (a snapshot, a directory, a node list, or -) or --kubernetes")
     if (options["context"] or options["selector"]) and not options["live"]:
         raise click.UsageError("--context and --selector need --kubernetes")
     values = user_values_or_fail(options["image"], options["variant"], (), None)
-    table = load_table_or_fail(options["table_path"], options["families_path"])
+    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
     )

@@ -16,24 +16,43 @@ if TYPE_CHECKING:
     from ..model.facts import HostFacts
 
 
-def load_table_or_fail(path: Optional[str], families: Optional[str] = None) -> "CompatTable":
-    """The table (--table / $CUDADOCTOR_TABLE / shipped), plus the families of --families / $CUDADOCTOR_FAMILIES."""
-    from ..compat.table import TableError
-    from ..loader import families_path, load_families, load_table
+def load_table_or_fail(path: Optional[str], families: Optional[str] = None, config: Optional[str] = None) -> "CompatTable":
+    """The table (--table / $CUDADOCTOR_TABLE / the config's / shipped), plus the families of
+    --families / $CUDADOCTOR_FAMILIES / the config's, with the config's default family and
+    repository applied (config: --config FILE, else the user's config.toml when there is one)."""
+    import os
 
+    from ..compat.table import TableError
+    from ..loader import FAMILIES_ENV, TABLE_ENV, families_path, load_config, load_families, load_table
+
+    try:
+        settings = load_config(config)
+    except ValueError as exc:  # ConfigError (its module loads only when there is a config file)
+        raise InputError(str(exc)) from None
+    if settings is not None and not path and not os.environ.get(TABLE_ENV) and settings.table:
+        path = settings.table
     try:
         table = load_table(path)
     except TableError as exc:
         raise InputError(str(exc)) from None
-    families = families_path(families)
-    if families:
+    chosen = families_path(families)
+    extra = [chosen] if chosen else ([] if os.environ.get(FAMILIES_ENV) or settings is None else list(settings.families))
+    if extra:
         from ..compat.families import FamiliesError
 
-        try:
-            table = load_families(families, table)
-        except FamiliesError as exc:
-            raise InputError(str(exc)) from None
-    return table
+        for name in extra:
+            try:
+                table = load_families(name, table)
+            except FamiliesError as exc:
+                raise InputError(str(exc)) from None
+    if settings is None:
+        return table
+    from ..compat.config import ConfigError, apply_config
+
+    try:
+        return apply_config(table, settings)
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
 
 
 def user_values_or_fail(

@@ -33,6 +33,14 @@ def table_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def families_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--config",
+        "config_path",
+        metavar="FILE",
+        callback=non_empty,
+        help="Team defaults (family, repository, table, families) from this TOML file "
+        "(default: $XDG_CONFIG_HOME/cudadoctor/config.toml, when it exists).",
+    )(fn)
     return click.option(
         "--families",
         "families_path",
@@ -56,7 +64,7 @@ def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--family", metavar="NAME", callback=non_empty, help="Image family (default: pytorch-cuda).")(fn)
+    fn = click.option("--family", metavar="NAME", callback=non_empty, help="Image family (default: pytorch-cuda, or the config file's family).")(fn)
     fn = click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="PyTorch release (default: the newest the table fully records).")(fn)
     return fn
 
@@ -82,4 +90,10 @@ def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
     fn = click.option("--pull", is_flag=True, help="Pull --image when it is not present locally.")(fn)
     fn = click.option("--image", metavar="REF", help="Check a container image (inspected locally; pulled only with --pull).")(fn)
+    return fn
+
+
+def verbosity_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("-v", "--verbose", is_flag=True, help="Also list the checks that passed or only inform, and every variant.")(fn)
+    fn = click.option("-q", "--quiet", is_flag=True, help="Print only the answer: the verdict and the one thing to do.")(fn)
     return fn

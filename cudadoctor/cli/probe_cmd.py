@@ -40,7 +40,7 @@ def _print_nfd(conflict: bool, torch_runtime: bool) -> None:
     """--nfd: the feature lines on stdout (a DaemonSet renames them into features.d itself)."""
     if conflict:
         raise click.UsageError("--nfd prints a feature file: give it without --json or --output")
-    from .. import __version__
+    from ..about import __version__
     from ..fleet.nfd import nfd_features
     from ..probe.host import probe_host
     from .inputs import load_table_or_fail

@@ -27,7 +27,7 @@ from .options import families_options, host_options, table_options, target_optio
     help="tag: the bare image reference; index-url: the wheel index URL.",
 )
 @click.pass_context
-def recommend(ctx: click.Context, **options: Any) -> None:
+def recommend(ctx: click.Context, /, **options: Any) -> None:
     """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
     from ..doctor import recommend_for
 
@@ -41,23 +41,24 @@ def recommend(ctx: click.Context, **options: Any) -> None:
         raise InputError("--format tag needs --image")
     if fmt == "index-url" and not want_wheel:
         raise InputError("--format index-url needs --wheel")
-    table = load_table_or_fail(options["table_path"], options["families_path"])
+    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
     if request.ngc is not None and want_wheel:
         raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
     rec = recommend_for(facts, table, request)
     if not rec.found:
-        reason = f"cudadoctor: no fit: {rec.why}"
-        if rec.fixes:
-            reason += "; " + "; ".join(rec.fixes)
+        # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);
+        # the reason, the release that fits instead and the fixes go to stderr.
         if fmt == "json":
             from ..report.payload import recommend_payload
 
             emit_json(recommend_payload(rec, table))
-        click.echo(reason, err=True)
-        for rejection in rec.rejected:
-            click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
+        import sys
+
+        from ..report.text import make_console, render_no_fit
+
+        render_no_fit(make_console(sys.stderr), rec, wheel=want_wheel)
         ctx.exit(EXIT_FAIL)
     if fmt == "tag":
         click.echo(rec.image)
@@ -70,5 +71,5 @@ def recommend(ctx: click.Context, **options: Any) -> None:
     else:
         from ..report.text import make_console, render_recommendation
 
-        render_recommendation(make_console(), rec)
+        render_recommendation(make_console(), rec, wheel=want_wheel)
     ctx.exit(EXIT_OK)

@@ -52,7 +52,7 @@ def table(ctx: click.Context, /, **options: Any) -> None:
                 f"releases, {summary['gpus']} GPUs, {summary['image_families']} image families, {summary['sources']} sources)"
             )
         return
-    loaded = load_table_or_fail(options["table_path"], options["families_path"])
+    loaded = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     data: Any = None
     if torch_release:
         from .inputs import request_or_fail

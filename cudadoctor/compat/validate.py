@@ -246,7 +246,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
     cc_rows = {row.cc: row for row in ccs}
 
     def known_cc(value: Any, where: str, key: str) -> ComputeCapability:
-        cc = r.parse(ComputeCapability.parse, value, where, key)
+        cc: ComputeCapability = r.parse(ComputeCapability.parse, value, where, key)
         if cc not in known_ccs:
             raise TableError(f"{where}: {key}: unknown compute capability {cc} (not in compute_capabilities)")
         return cc
@@ -618,7 +618,9 @@ def parse_family(
             f"{where}: tag_template {template!r} must name the release ({{torch}} or {{torch_full}}) "
             "and the CUDA variant ({variant} or {cuda})"
         )
-    offers_raw = entry.get("offers", {})
+    offers_raw = entry.get("offers")
+    if offers_raw is None:  # absent, or null as `table --json` writes it: every variant of every release
+        offers_raw = {}
     if not isinstance(offers_raw, dict):
         raise TableError(f"{where}: 'offers' must map a PyTorch release to its list of variants")
     offers = []

@@ -18,7 +18,7 @@ def _stamped(f: Finding, check: Check) -> Finding:
     # Built directly rather than with replace() (which looks the fields up): this runs for every finding.
     return Finding(
         code=f.code, severity=f.severity, title=f.title, detail=f.detail, hint=f.hint, source=f.source,
-        subject=f.subject or check.subject, gpu_index=f.gpu_index, group=check.group,
+        subject=f.subject or check.subject, gpu_index=f.gpu_index, group=check.group, actions=f.actions,
     )
 
 

@@ -52,7 +52,7 @@ def _coverage(coverage: Optional[Coverage], judged: int) -> Optional[dict[str, A
         "image": coverage.image,
         "hosts": coverage.hosts,
         "of": judged,
-        "left_out": [{"hosts": list(l.hosts), "count": len(l.hosts), "findings": list(l.findings)} for l in coverage.left_out],
+        "left_out": [{"hosts": list(left.hosts), "count": len(left.hosts), "findings": list(left.findings)} for left in coverage.left_out],
     }
 
 

@@ -117,7 +117,7 @@ def ngc_fit(host: HostView, release: NgcRelease) -> NgcFit:
             "only data-center GPUs (and select NGC-ready RTX cards) can use it"
         )
         if support.tier == MINOR_COMPAT:
-            return NgcFit(release, MINOR, barred + f"; it runs under CUDA minor-version compatibility instead", True)
+            return NgcFit(release, MINOR, barred + "; it runs under CUDA minor-version compatibility instead", True)
         return NgcFit(release, NO, barred, True)
     if support.tier == MINOR_COMPAT:
         return NgcFit(release, MINOR, f"{need}; driver {driver} runs it under CUDA minor-version compatibility")

@@ -172,7 +172,7 @@ class HostView:
         known = memo.get(key)
         if known is None or known[0] is not variant:
             known = memo[key] = (variant, self._runs_for(variant, cc))
-        return known[1]  # type: ignore[no-any-return]
+        return known[1]
 
     def _runs_for(self, variant: WheelVariant, cc: ComputeCapability) -> str:
         toolkit = self.table.toolkit_architectures_for(variant.cuda)

@@ -62,7 +62,7 @@ def apply_what_if(
     facts: HostFacts, table: CompatTable, driver: Optional[str], gpus: Sequence[str]
 ) -> HostFacts:
     """Replace the driver and/or GPU facts with the ones the user gave."""
-    changes = {}
+    changes: dict[str, object] = {}
     if driver:
         changes["driver"] = parse_driver(driver, table)
     if gpus:

@@ -15,6 +15,27 @@ _RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 
 @record
+class Action:
+    """A fix a script can act on without parsing prose (the JSON's ``actions``); the worded form
+    stays in the finding's hint or the recommendation's fixes.
+
+    ``action`` says what to do: ``upgrade-driver`` (to >= ``min_driver``; ``full_driver`` gives
+    full support), ``use-release`` (PyTorch ``torch``, its ``variant``/``image``) or
+    ``use-variant`` (another ``variant`` of the same release). Fields that do not apply are None.
+    """
+
+    action: str
+    min_driver: Optional[str] = None
+    full_driver: Optional[str] = None
+    torch: Optional[str] = None
+    variant: Optional[str] = None
+    cuda: Optional[str] = None
+    image: Optional[str] = None
+    support: Optional[str] = None  # full | minor-compat: what the variant gets once the action is done
+    wheel_index_url: Optional[str] = None
+
+
+@record
 class Finding:
     """One checked fact. ``code`` is a public contract: scripts match on it; never rename one.
 
@@ -31,6 +52,7 @@ class Finding:
     subject: str = ""  # nvml, driver, gpu, image, docker, torch, environment
     gpu_index: Optional[int] = None
     group: str = ""  # the report group of the check that made it (cudadoctor.rules.GROUPS)
+    actions: tuple[Action, ...] = ()  # the hint as data, where it names something a script can do
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

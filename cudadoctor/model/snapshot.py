@@ -122,7 +122,7 @@ def snapshot_from_dict(data: Any) -> HostFacts:
         raise SnapshotError(
             f"snapshot schema {schema!r} is not supported (this cudadoctor reads schema {SNAPSHOT_SCHEMA})"
         )
-    facts = from_jsonable(HostFacts, data.get("host"), "$.host")
+    facts: HostFacts = from_jsonable(HostFacts, data.get("host"), "$.host")
     if facts.driver.nvml_state not in NVML_STATES:
         raise SnapshotError(
             f"$.host.driver.nvml_state: {facts.driver.nvml_state!r} is not one of {', '.join(NVML_STATES)}"

@@ -7,6 +7,7 @@ value and what is accepted, so the CLI can turn it into a one-line usage error.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from .record import record
 
@@ -60,7 +61,7 @@ class _Dotted:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
@@ -68,22 +69,22 @@ class _Dotted:
     def __lt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) < 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) < 0
 
     def __le__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) <= 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) <= 0
 
     def __gt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) > 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) > 0
 
     def __ge__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) >= 0  # type: ignore[attr-defined]
+        return compare_dotted(self.numbers, other.numbers) >= 0
 
 
 @record(eq=False)
@@ -167,7 +168,7 @@ class ComputeCapability:
     def __eq__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return self.major == other.major and self.minor == other.minor  # type: ignore[attr-defined]
+        return self.major == other.major and self.minor == other.minor
 
     def __hash__(self) -> int:
         return hash((self.major, self.minor))
@@ -175,22 +176,22 @@ class ComputeCapability:
     def __lt__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) < (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) < (other.major, other.minor)
 
     def __le__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) <= (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) <= (other.major, other.minor)
 
     def __gt__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) > (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) > (other.major, other.minor)
 
     def __ge__(self, other: object) -> bool:
         if type(other) is not ComputeCapability:
             return NotImplemented
-        return (self.major, self.minor) >= (other.major, other.minor)  # type: ignore[attr-defined]
+        return (self.major, self.minor) >= (other.major, other.minor)
 
     @classmethod
     def parse(cls, text: str) -> "ComputeCapability":
@@ -219,3 +220,37 @@ class ComputeCapability:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
+
+
+@record
+class PackageVersion:
+    """A Python package's version (PEP 440), as pip and torch.__version__ write it: "2.5.1+cu121"."""
+
+    public: str  # "2.5.1", "2.6.0.dev20241112", "2.7.0rc1"
+    release: tuple[int, ...]  # (2, 5, 1)
+    local: Optional[str]  # "cu121", None
+
+    @property
+    def major_minor(self) -> Optional[str]:
+        """"2.5": the PyTorch release the table knows it by."""
+        return f"{self.release[0]}.{self.release[1]}" if len(self.release) >= 2 else None
+
+
+_PLAIN_PEP440 = re.compile(r"^(\d+(?:\.\d+)*)(?:\+([a-z0-9]+(?:\.[a-z0-9]+)*))?$")
+
+
+def parse_package_version(text: str) -> PackageVersion:
+    """PEP 440 parsing. The forms a torch wheel has ("2.5.1", "2.5.1+cu121") are read directly;
+    anything else (pre-releases, dev builds, epochs) goes to ``packaging``, imported only then:
+    it costs a `cudadoctor check` several milliseconds (docs/performance.md). Raises VersionError."""
+    text = text.strip()
+    plain = _PLAIN_PEP440.match(text)
+    if plain:
+        return PackageVersion(plain.group(1), tuple(int(n) for n in plain.group(1).split(".")), plain.group(2))
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(text)
+    except InvalidVersion:
+        raise VersionError(f"{text!r} is not a PEP 440 version") from None
+    return PackageVersion(parsed.public, parsed.release, parsed.local)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from .. import __version__
+from ..about import __version__
 from ..model.facts import HostFacts
 from .libcuda import probe_libcuda
 from .nvml import probe_nvml

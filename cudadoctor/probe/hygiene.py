@@ -86,7 +86,7 @@ def _remove(client: Any, container: str, timeout: float) -> None:
 
 def _copy_out(client: Any, container: str, path: str, timeout: float) -> Optional[list[ImageFile]]:
     """The regular files at ``path`` (a file, or a directory's files), or None when it is absent."""
-    import docker.errors as errors  # type: ignore[import-untyped]
+    import docker.errors as errors
 
     def fetch() -> bytes:
         stream, _stat = client.api.get_archive(container, path)

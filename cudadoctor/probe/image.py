@@ -56,9 +56,9 @@ def read_inspect(base: ImageFacts, data: Any, pulled: bool = False) -> ImageFact
     """ImageFacts from the daemon's ``/images/{name}/json`` answer."""
     if not isinstance(data, dict):
         return ImageFacts(base.reference, state="error", error="the daemon's image description is not an object")
-    config = data.get("Config") if isinstance(data.get("Config"), dict) else {}
-    env_list = config.get("Env") if isinstance(config.get("Env"), list) else []
-    labels = config.get("Labels") if isinstance(config.get("Labels"), dict) else {}
+    config: dict[str, Any] = data["Config"] if isinstance(data.get("Config"), dict) else {}
+    env_list: list[Any] = config["Env"] if isinstance(config.get("Env"), list) else []
+    labels: dict[str, Any] = config["Labels"] if isinstance(config.get("Labels"), dict) else {}
     env = env_mapping(str(e) for e in env_list)
     return ImageFacts(
         reference=base.reference,

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 
 from ..model.facts import TorchFacts
 from ..model.record import replace
+from ..model.versions import VersionError, parse_package_version
 
 RUNTIME_TIMEOUT_S = 120.0
 
@@ -68,7 +69,10 @@ def _version_py_field(text: str, name: str) -> Optional[str]:
 
 def variant_of(version: str, cuda: Optional[str], hip: Optional[str]) -> Optional[str]:
     """cu121 / cpu / rocm6.2: the wheel's local version tag, else what version.py says it was built with."""
-    local = version.partition("+")[2]
+    try:
+        local = parse_package_version(version).local
+    except VersionError:
+        local = version.partition("+")[2] or None
     if local:
         return local
     if cuda:
@@ -128,7 +132,7 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
         )
     except OSError as exc:
         return replace(metadata, runtime_probed=True, runtime_error=f"cannot start {command[0]}: {exc}")
-    line = next((l for l in result.stdout.splitlines() if l.startswith("CUDADOCTOR-TORCH ")), None)
+    line = next((out for out in result.stdout.splitlines() if out.startswith("CUDADOCTOR-TORCH ")), None)
     if line is None:
         tail = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
         return replace(metadata, runtime_probed=True, runtime_error=f"the torch probe process failed: {tail}")

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from ..doctor.check import CheckResult
 from ..model.snapshot import to_jsonable
-from ..model.findings import Finding
+from ..model.findings import Action, Finding
 from ..recommend import Recommendation
 from ..compat.table import CompatTable
 
@@ -23,10 +23,26 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
         "source": finding.source,
         "subject": finding.subject,
         "group": finding.group,
+        "gpu_index": finding.gpu_index,
+        "actions": [action_payload(a) for a in finding.actions],
     }
-    if finding.gpu_index is not None:
-        data["gpu_index"] = finding.gpu_index
     return data
+
+
+def action_payload(action: Action) -> dict[str, Any]:
+    """Every key always present (null when it does not apply), so a script can index without checks."""
+    return {
+        "action": action.action,
+        "min_driver": action.min_driver,
+        "full_driver": action.full_driver,
+        "torch": action.torch,
+        "variant": action.variant,
+        "cuda": action.cuda,
+        "image": action.image,
+        "support": action.support,
+        "wheel_index_url": action.wheel_index_url,
+        "pip_command": _pip(action.torch, action.wheel_index_url),
+    }
 
 
 def recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
@@ -70,15 +86,23 @@ def no_recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
         "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
         "fixes": list(rec.fixes),
         **_certainty(rec),
+        "actions": [action_payload(a) for a in rec.actions],
+        "alternative": recommendation_payload(rec.alternative) if rec.alternative is not None else None,
     }
 
 
 def pip_command(rec: Recommendation) -> Optional[str]:
-    if not rec.found or not rec.wheel_index_url:
+    if not rec.found:
         return None
     # A variant that appeared in a later patch release is pinned to that patch ('torch==2.12.1').
-    pin = rec.first_patch or f"{rec.torch}.*"
-    return f"pip install 'torch=={pin}' --index-url {rec.wheel_index_url}"
+    return _pip(rec.torch, rec.wheel_index_url, rec.first_patch)
+
+
+def _pip(torch: Optional[str], index_url: Optional[str], first_patch: Optional[str] = None) -> Optional[str]:
+    if not torch or not index_url:
+        return None
+    pin = first_patch or f"{torch}.*"
+    return f"pip install 'torch=={pin}' --index-url {index_url}"
 
 
 def table_payload(table: CompatTable) -> dict[str, Any]:

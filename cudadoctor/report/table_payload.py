@@ -23,16 +23,19 @@ def family_view(family: ImageFamily) -> dict[str, Any]:
         "tag_template": family.tag_template,
         "description": family.description,
         "source": family.source,
+        # null: every variant of every release (the key is always there, as every documented key is)
+        "offers": {version: list(variants) for version, variants in family.offers} if family.offers else None,
     }
-    if family.offers:
-        data["offers"] = {version: list(variants) for version, variants in family.offers}
     return data
 
 
 def whole_table_view(table: CompatTable) -> dict[str, Any]:
     """The table as loaded (the JSON file), with any user families added."""
     data = dict(table.raw) if isinstance(table.raw, dict) else {}
-    data["image_families"] = [family_view(f) for f in table.image_families]
+    # The NGC families (kind "ngc") are kept as the file has them: their releases are ngc_pytorch_releases.
+    ngc = [f for f in data.get("image_families") or () if isinstance(f, dict) and f.get("kind") == "ngc"]
+    data["image_families"] = [family_view(f) for f in table.image_families] + ngc
+    data.setdefault("ngc_pytorch_releases", [])  # documented, so present even when a table has none
     return data
 
 
@@ -111,6 +114,14 @@ def gpu_view(table: CompatTable, model: Optional[GpuModel], cc: ComputeCapabilit
         "architecture": model.architecture if model else (info.architecture if info else None),
         "features": [f.name for f in table.features if cc >= f.min_cc],
         "pytorch_builds": builds,
+        # Every key is always present: a bare compute capability has no name, a product no products.
+        "name": None,
+        "aliases": [],
+        "unverified_aliases": [],
+        "brand_class": None,
+        "forward_compat": None,
+        "source": None,
+        "products": [],
     }
     if model is not None:
         data.update(
@@ -163,12 +174,12 @@ def sources_view(table: CompatTable) -> list[dict[str, Any]]:
 
     for row in table.cuda_releases:
         cite(row.source, f"CUDA {row.version} driver row")
-    for row in table.minor_version_compat:
-        cite(row.source, f"CUDA {row.cuda_major}.x minor-version floor")
-    for row in table.toolkit_architectures:
-        cite(row.source, f"CUDA {row.cuda} architectures")
-    for row in table.compute_capabilities:
-        cite(row.source, f"compute capability {row.cc}")
+    for floor in table.minor_version_compat:
+        cite(floor.source, f"CUDA {floor.cuda_major}.x minor-version floor")
+    for toolkit in table.toolkit_architectures:
+        cite(toolkit.source, f"CUDA {toolkit.cuda} architectures")
+    for info in table.compute_capabilities:
+        cite(info.source, f"compute capability {info.cc}")
     for model in table.gpus:
         cite(model.source, f"GPU {model.name}")
         for key in model.alias_sources:

@@ -4,31 +4,71 @@ Every cell is plain text (``Text``), so a table's own strings are never read as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..compat.table import CompatTable, platform_label
-from .console import indented
+from .layout import Printer
 
 
-def _table(title: str, *columns: str) -> Table:
+class _Grid:
+    """A table's title, columns and rows (plain strings), printed by ``_show``."""
+
+    def __init__(self, title: str, *columns: str):
+        self.title = title
+        self.columns = columns
+        self.rows: list[tuple[str, ...]] = []
+
+
+def _table(title: str, *columns: str) -> _Grid:
+    return _Grid(title, *columns)
+
+
+def _row(grid: _Grid, *cells: Any) -> None:
+    grid.rows.append(tuple(str(cell) for cell in cells))
+
+
+def _longest_word(texts: Iterable[str]) -> int:
+    return max((len(word) for text in texts for word in text.split()), default=1)
+
+
+def _show(console: Console, grid: _Grid) -> None:
+    """As a table when every column fits without breaking a word (cells wrap at spaces); otherwise
+    (a narrow terminal) one wrapped line per row, so no value is ever cut."""
     # Titles are plain strings: the console reads no markup, and rich styles a string title itself.
-    grid = Table(title=title or None, title_justify="left", show_lines=False, pad_edge=False)
-    for column in columns:
-        # Versions must never be cut: short columns keep their width, long text folds.
-        grid.add_column(Text(column), overflow="fold", min_width=min(len(column), 11))
-    return grid
-
-
-def _row(grid: Table, *cells: Any) -> None:
-    grid.add_row(*(Text(str(cell)) for cell in cells))
+    table = Table(title=grid.title or None, title_justify="left", show_lines=False, pad_edge=False)
+    needed = 1  # the left border; each column adds its padding (2) and its right border (1)
+    for i, column in enumerate(grid.columns):
+        cells = [column] + [row[i] for row in grid.rows if i < len(row)]
+        longest = _longest_word(cells)
+        needed += longest + 3
+        table.add_column(Text(column), overflow="fold", min_width=longest)
+    for row in grid.rows:
+        table.add_row(*(Text(cell) for cell in row))
+    if needed <= console.width:
+        console.print(table)
+        return
+    out = Printer(console)
+    if grid.title:
+        out.line((grid.title, "bold"))
+    for row in grid.rows:
+        pairs = [f"{name} {cell}" for name, cell in zip(grid.columns[1:], row[1:]) if cell]
+        out.line((row[0], "bold"), (": " + "; ".join(pairs), ""), indent=2, hanging=4)
 
 
 def _print(console: Console, text: str, style: str = "") -> None:
-    console.print(indented(text, style))
+    """A line that wraps under its own indent (report/layout.py)."""
+    body = text.lstrip(" ")
+    lead = len(text) - len(body)
+    Printer(console).line((body, style), indent=lead, hanging=lead + 2)
+
+
+def _say(console: Console, *segments: Any) -> None:
+    """Styled segments (plain strings or (text, style) pairs) wrapped with a hanging indent."""
+    Printer(console).line(*((seg, "") if isinstance(seg, str) else seg for seg in segments))
 
 
 def render_overview(console: Console, table: CompatTable) -> None:
@@ -41,11 +81,11 @@ def render_overview(console: Console, table: CompatTable) -> None:
     )
     for row in table.cuda_releases:
         _row(drivers, row.version, row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
-    console.print(drivers)
+    _show(console, drivers)
     floors = _table("Minor-version compatibility (runs, with caveats, below the Table 3 driver)", "CUDA", "Linux >=", "Windows >=", "NVIDIA's wording")
-    for row in table.minor_version_compat:
-        _row(floors, f"{row.cuda_major}.x", row.min_driver_linux, row.min_driver_windows or "n/a", row.nvidia_text)
-    console.print(floors)
+    for floor in table.minor_version_compat:
+        _row(floors, f"{floor.cuda_major}.x", floor.min_driver_linux, floor.min_driver_windows or "n/a", floor.nvidia_text)
+    _show(console, floors)
     render_matrix(console, table)
     overlay = table.raw.get("overlay") if isinstance(table.raw, dict) else None
     merged = f" with the overlay from {overlay.get('index_url')} ({overlay.get('fetched_at')})" if isinstance(overlay, dict) else ""
@@ -62,7 +102,7 @@ def render_matrix(console: Console, table: CompatTable) -> None:
                  for v in release.variants]
         cudnn = sorted({v.cudnn for v in release.variants if v.cudnn})
         _row(matrix, release.full_version, " ".join(names), ", ".join(cudnn) or "?")
-    console.print(matrix)
+    _show(console, matrix)
 
 
 def _code_summary(arch_list: list[str], ptx: list[str]) -> str:
@@ -74,8 +114,8 @@ def _code_summary(arch_list: list[str], ptx: list[str]) -> str:
 
 def render_release(console: Console, view: dict[str, Any]) -> None:
     released = view["released"] or "date not recorded"
-    console.print(
-        Text.assemble((f"PyTorch {view['full_version']}", "bold"), f" ({released}); default wheel: {view['default_variant'] or 'none'}")
+    _say(
+        console, *((f"PyTorch {view['full_version']}", "bold"), f" ({released}); default wheel: {view['default_variant'] or 'none'}")
     )
     grid = _table("", "variant", "CUDA", "Linux >=", "Windows >=", "minor-compat >=", "cuDNN", "evidence")
     for v in view["variants"]:
@@ -89,14 +129,14 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
             v["cudnn"] or "?",
             v["evidence"] or "?",
         )
-    console.print(grid)
+    _show(console, grid)
     _print(console, "* the default wheel (plain `pip install torch`); drivers: full support (Table 3) and the minor-version floor", "dim")
     if view.get("default_wheel_platforms"):
         where = ", ".join(platform_label(p) for p in view["default_wheel_platforms"])
         _print(console, f"PyPI's plain `torch` wheel is {view['default_variant']} on {where}; elsewhere it is CPU-only", "dim")
     for v in view["variants"]:
         sass = _code_summary(v["arch_list"], v["ptx"])
-        console.print(Text.assemble((v["name"], "bold"), f": {sass}"))
+        _say(console, (v["name"], "bold"), f": {sass}")
         where = ", ".join(platform_label(p) for p in v["platforms"]) if v["platforms"] else "every platform (none ruled out on record)"
         first = f"; from {v['first_patch']} on (absent from {view['version']}.0)" if v["first_patch"] else ""
         _print(console, f"  platforms: {where}{first}")
@@ -104,7 +144,7 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
             _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'])} ({build['evidence']})")
         if v["inferred_from"]:
             _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
-        _print(console, f"  pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")
+        Printer(console).command(f"pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")
         for image in v["images"]:
             _print(console, f"  image: {image}")
         if v["note"]:
@@ -114,8 +154,8 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
 
 
 def render_gpu(console: Console, view: dict[str, Any]) -> None:
-    if "name" in view:
-        console.print(Text.assemble((view["name"], "bold"), f": compute capability {view['cc']}, {view['architecture']}, {view['brand_class']}"))
+    if view["name"] is not None:
+        _say(console, (view["name"], "bold"), f": compute capability {view['cc']}, {view['architecture']}, {view['brand_class']}")
         if view["aliases"]:
             _print(console, f"  also known as: {', '.join(view['aliases'])}")
         if view["unverified_aliases"]:
@@ -123,27 +163,27 @@ def render_gpu(console: Console, view: dict[str, Any]) -> None:
         if view.get("forward_compat"):
             _print(console, f"  CUDA forward compatibility (cuda-compat): {view['forward_compat']}")
     else:
-        console.print(Text.assemble((f"compute capability {view['cc']}", "bold"), f" ({view['architecture'] or 'unknown architecture'})"))
+        _say(console, (f"compute capability {view['cc']}", "bold"), f" ({view['architecture'] or 'unknown architecture'})")
         if view["products"]:
             _print(console, f"  products: {', '.join(view['products'])}")
     _print(console, f"  features: {', '.join(view['features']) or 'none of those the table tracks'}")
     grid = _table("PyTorch builds that carry code for it", "torch", "machine code (SASS)", "PTX only (JIT)")
     for row in view["pytorch_builds"]:
         _row(grid, row["torch"], " ".join(row["sass"]) or "-", " ".join(row["ptx_only"]) or "-")
-    console.print(grid)
+    _show(console, grid)
 
 
 def render_gpus(console: Console, rows: list[dict[str, Any]]) -> None:
     grid = _table(f"GPU catalog ({len(rows)} products)", "product", "cc", "architecture", "class", "also matches")
     for row in rows:
         _row(grid, row["name"], row["cc"], row["architecture"], row["brand_class"], ", ".join(row["aliases"]))
-    console.print(grid)
+    _show(console, grid)
 
 
 def render_sources(console: Console, rows: list[dict[str, Any]]) -> None:
     _print(console, "Where each fact comes from", "bold")
     for row in rows:
-        console.print(Text.assemble((row["key"], "bold"), f": {row['document']}" + (f", {row['section']}" if row["section"] else "")))
+        _say(console, (row["key"], "bold"), f": {row['document']}" + (f", {row['section']}" if row["section"] else ""))
         if row["url"]:
             _print(console, f"  {row['url']}")
         if row["examples"]:

@@ -1,24 +1,34 @@
-"""Rich output for people: one status line per finding, grouped as the checks declare, hints
-under problems. Everything is printed as text, never as markup (see report/console.py)."""
+"""Text for people, the answer first: the verdict and the one thing to do, then the details (the
+failing and warning findings, grouped as the checks declare, each with its detail and hint), each
+fact once. Quiet prints the answer only; verbose adds the ok and info findings and every variant.
+
+Lines are wrapped here (report/layout.py), commands are printed whole on lines of their own, and
+everything is printed as text, never as markup (see report/console.py)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
 from rich.console import Console
-from rich.text import Text
 
 from ..doctor.check import CheckResult
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
+from ..model.target import Target
 from ..recommend import Recommendation
 from ..rules import GROUPS
-from .console import indented, make_console, unicode_ok
+from .console import make_console, unicode_ok
+from .layout import Printer
 from .payload import pip_command
 
-__all__ = ["make_console", "render_check", "render_findings", "render_recommendation", "collapse_identical_gpus"]
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+__all__ = [
+    "QUIET", "NORMAL", "VERBOSE", "make_console", "render_check", "render_findings", "render_recommendation",
+    "collapse_identical_gpus",
+]
 
 _STYLE = {OK: "green", INFO: "blue", WARN: "yellow", FAIL: "bold red"}
 _UNICODE = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗"}
@@ -74,63 +84,218 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
     return result
 
 
-def _line(*parts: tuple[str, str]) -> Text:
-    return Text.assemble(*parts)
+_LABEL = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}
+# Failures that another build (variant, release or image) avoids: the answer then leads with the
+# build that fits. Any other failure (no driver, no GPU, Docker, a lost GPU) is the thing to fix first.
+BUILD_FAILURES = frozenset({"driver-too-old", "gpu-arch-not-built", "gpu-arch-ptx-only", "image-requirement-unsatisfied"})
+_VERDICT_STYLE = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}
+# The family whose tags are a naming convention (cudadoctor's design), not images anyone publishes.
+CONVENTION_FAMILY = "pytorch-cuda"
 
 
-def render_findings(console: Console, findings: Iterable[Finding], gpus: Sequence[GpuFacts] = ()) -> None:
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _support_words(support: Optional[str]) -> str:
+    if support == "minor-compat":
+        return ", under CUDA minor-version compatibility"
+    if support == "unknown":
+        return ", if the driver is new enough"
+    return ""
+
+
+def _release_line(out: Printer, lead: str, rec: Recommendation, style: str = "bold green") -> None:
+    """"<lead> <image> (PyTorch X, CUDA Y[, support])" and the wheel's pip command under it."""
+    what = rec.image or f"PyTorch {rec.torch} {rec.variant}"
+    out.line((lead, "bold"), (" ", ""), (what, style), (f" (PyTorch {rec.torch} {rec.variant}, CUDA {rec.cuda}{_support_words(rec.support)})", ""))
+    command = pip_command(rec)
+    if command:
+        out.command(command)
+
+
+def render_findings(
+    console: Console, findings: Iterable[Finding], gpus: Sequence[GpuFacts] = (), verbosity: int = NORMAL, out: Optional[Printer] = None
+) -> int:
+    """The findings by group; by default only those that warn or fail. Returns how many were hidden."""
+    out = out or Printer(console)
     marks = _UNICODE if unicode_ok(console) else _ASCII
     arrow = "→" if marks is _UNICODE else "->"
     collapsed = collapse_identical_gpus(findings, gpus)
+    shown = [f for f in collapsed if verbosity >= VERBOSE or f.severity in (WARN, FAIL)]
     known = {key for key, _ in GROUPS}
-    extra = sorted({(f.group, f.group.title()) for f in collapsed if f.group not in known})
+    extra = sorted({(f.group, f.group.title()) for f in shown if f.group not in known})
     for key, heading in list(GROUPS) + extra:
-        members = [f for f in collapsed if f.group == key]
+        members = [f for f in shown if f.group == key]
         if not members:
             continue
-        console.print(Text(heading, style="bold"))
+        out.line((heading, "bold"))
         for f in members:
-            console.print(_line(("  ", ""), (marks[f.severity], _STYLE[f.severity]), (f" {f.title}  ", ""), (f.code, "dim")))
+            out.line((marks[f.severity], _STYLE[f.severity]), (f" {f.title}", ""), indent=2, hanging=4, tail=[(f.code, "dim")])
             if f.severity in (WARN, FAIL) and f.detail:
-                console.print(indented(f"      {f.detail}", "dim"))
-            if f.severity in (WARN, FAIL, INFO) and f.hint:
-                console.print(_line(("      ", ""), (arrow, "cyan"), (f" {f.hint}", "")))
-        console.print()
+                out.line((f.detail, "dim"), indent=6, hanging=6)
+            if f.hint:
+                out.line((arrow, "cyan"), (f" {f.hint}", ""), indent=6, hanging=8)
+        out.blank()
+    return len(collapsed) - len(shown)
 
 
-def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True) -> None:
+def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True, wheel: bool = False) -> None:
+    """`recommend`'s text: the image (or, for --wheel, the pip command and index URL) first."""
+    out = Printer(console)
     arrow = "→" if unicode_ok(console) else "->"
     if rec.found:
-        console.print(_line(("Recommended", "bold"), (f" for PyTorch {rec.torch}: ", ""), (rec.image or rec.variant or "", "bold green")))
-        console.print(Text(f"  {rec.why}."))
-        cmd = pip_command(rec)
-        if cmd:
-            console.print(Text(f"  wheel: {cmd}"))
-        if rec.support == "minor-compat":
-            console.print(indented("  runs under CUDA minor-version compatibility: see driver-minor-compat", "yellow"))
+        if wheel:
+            command = pip_command(rec)
+            if command:
+                out.command(command, indent=0, style="bold green")
+            out.line(("index URL: ", ""), (rec.wheel_index_url or "none recorded", ""))
+            out.line((f"PyTorch {rec.torch} {rec.variant} (CUDA {rec.cuda}): {rec.why}.", ""))
+        else:
+            out.line((rec.image or rec.variant or "", "bold green"), (f" (PyTorch {rec.torch} {rec.variant}, CUDA {rec.cuda})", ""))
+            out.line((f"{rec.why[:1].upper()}{rec.why[1:]}.", ""), indent=2)
+            command = pip_command(rec)
+            if command:
+                out.line(("the same build as a wheel:", "dim"), indent=2)
+                out.command(command, indent=4)
     else:
-        console.print(_line(("No recommendation", "bold"), (f" for PyTorch {rec.torch}: {rec.why}.", "")))
+        out.line(("No recommendation", "bold"), (f" for PyTorch {rec.torch}: {rec.why}.", ""))
         for fix in rec.fixes:
-            console.print(Text(f"  {arrow} {fix}"))
-    if show_rejected:
+            out.line((arrow, "cyan"), (f" {fix}", ""), indent=2, hanging=4)
+    if show_rejected and rec.rejected:
+        out.line((f"Other variants of PyTorch {rec.torch}:", "dim"))
         for rejection in rec.rejected:
-            console.print(indented(f"  {rejection.variant}: {rejection.reason}", "dim"))
+            out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
     for note in rec.notes:  # what the verdict rests on that is less than a read binary
-        console.print(indented(f"  note: {note}", "yellow"))
+        out.line((f"note: {note}", "yellow"), indent=2, hanging=4)
+    if not wheel and _is_convention(rec.family, rec.image if rec.found else None):
+        out.line((convention_note(), "dim"))
 
 
-def render_check(console: Console, result: CheckResult) -> None:
-    target = result.target
-    if target:
-        what = target.image or f"PyTorch {target.torch} {target.variant}"
-        dash = "—" if unicode_ok(console) else "-"
-        console.print(_line(("cudadoctor check", "bold"), (f" {dash} target {what} (CUDA {target.cuda}, {target.origin})", "")))
-        console.print()
-    render_findings(console, result.findings, result.facts.gpus)
-    render_recommendation(console, result.recommendation)
-    console.print()
-    counts = {s: sum(1 for f in result.findings if f.severity == s) for s in (FAIL, WARN)}
+def render_no_fit(console: Console, rec: Recommendation, wheel: bool = False) -> None:
+    """`recommend` when nothing fits (on stderr): the release that fits instead first, then why
+    this one does not, the fixes, and each variant's reason."""
+    out = Printer(console)
+    alternative = rec.alternative
+    if alternative is not None and alternative.found:
+        what = alternative.wheel_index_url if wheel else alternative.image
+        out.line((f"cudadoctor: no fit for PyTorch {rec.torch}; PyTorch {alternative.torch} fits: {what} (add --torch {alternative.torch})", ""))
+        out.line((f"PyTorch {rec.torch}: {rec.why}", ""), indent=2, hanging=4)
+    else:
+        out.line((f"cudadoctor: no fit: {rec.why}", ""))
+    for fix, action in zip(rec.fixes, rec.actions):
+        if action.action != "use-release" or alternative is None:
+            out.line((f"fix: {fix}", ""), indent=2, hanging=4)
+    for rejection in rec.rejected:
+        out.line((f"{rejection.variant}: {rejection.reason}", ""), indent=2, hanging=4)
+
+
+def _is_convention(family: str, image: Optional[str]) -> bool:
+    """A pytorch-cuda reference with no registry in front: a tag the user must build or mirror."""
+    return family == CONVENTION_FAMILY and image is not None and image.startswith(f"{CONVENTION_FAMILY}:")
+
+
+def convention_note() -> str:
+    return (
+        "note: pytorch-cuda tags are a naming convention, not published images: build or mirror them and set "
+        "`repository = \"registry.example.com/ml/pytorch-cuda\"` in ~/.config/cudadoctor/config.toml, or use "
+        "PyTorch's own images: --family pytorch/pytorch (or `family = \"pytorch/pytorch\"` there)."
+    )
+
+
+def _target_words(target: Target) -> str:
+    what = target.image or f"PyTorch {target.torch} {target.variant}"
+    origin = {
+        "default-wheel": "the default wheel's variant",
+        "recommendation": "the recommended variant",
+        "--variant": "from --variant",
+        "--image": "from --image",
+    }.get(target.origin, target.origin)
+    return f"{what} (CUDA {target.cuda}, {origin})"
+
+
+def _same_build(target: Optional[Target], rec: Recommendation) -> bool:
+    return target is not None and rec.found and target.torch == rec.torch and target.variant == rec.variant and (
+        target.image is None or target.image == rec.image
+    )
+
+
+def render_answer(out: Printer, result: CheckResult) -> None:
+    """The verdict and the one thing to do: the image/wheel to use, or the blocking problem and its fix."""
+    findings, rec, target = result.findings, result.recommendation, result.target
     verdict = result.verdict
-    style = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}[verdict]
-    label = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}[verdict]
-    console.print(_line(("Verdict: ", ""), (label, style), (f" ({counts[FAIL]} failing, {counts[WARN]} warnings)", "")))
+    fails = [f for f in findings if f.severity == FAIL]
+    warns = [f for f in findings if f.severity == WARN]
+    label = [(_LABEL[verdict], _VERDICT_STYLE[verdict])]
+    counts = []
+    if fails:
+        counts.append(f"{len(fails)} failing")
+    if warns:
+        counts.append(_plural(len(warns), "warning"))
+    count_words = f" ({', '.join(counts)})" if counts else ""
+    if verdict == FAIL:
+        blocking = [f for f in fails if f.code not in BUILD_FAILURES]
+        first = (blocking or fails)[0]
+        out.line(*label, (f"{count_words}: {first.title}", ""), tail=[(first.code, "dim")])
+        if blocking:
+            if first.hint:
+                out.line(("Fix: ", "bold"), (first.hint, ""), hanging=5)
+            if target is not None and target.origin in ("--image", "--variant") and not _same_build(target, rec):
+                return  # the user's own choice of build is not in question: only the fix is
+            if rec.found:
+                _release_line(out, "Then use:", rec)
+            elif rec.alternative is not None:
+                _release_line(out, f"Then use PyTorch {rec.alternative.torch}:", rec.alternative)
+        elif rec.found and not _same_build(target, rec):
+            _release_line(out, "Use instead:", rec)
+        elif not rec.found and rec.alternative is not None:
+            _release_line(out, f"Use PyTorch {rec.alternative.torch} instead:", rec.alternative)
+            for fix, action in zip(rec.fixes, rec.actions):
+                if action.action != "use-release":
+                    out.line((f"Or, for PyTorch {rec.torch}: {fix}", ""), hanging=2)
+        else:
+            fix = first.hint or (rec.fixes[0] if rec.fixes else "")
+            if fix:
+                out.line(("Fix: ", "bold"), (fix, ""), hanging=5)
+            if rec.found:
+                _release_line(out, "Then use:", rec)
+        return
+    if rec.found and (target is None or _same_build(target, rec)):
+        out.line(*label, (f"{count_words}: use ", ""), (rec.image or rec.variant or "", "bold green"),
+                 (f" (PyTorch {rec.torch} {rec.variant}, CUDA {rec.cuda}{_support_words(rec.support)})", ""))
+        command = pip_command(rec)
+        if command:
+            out.command(command)
+        return
+    what = _target_words(target) if target is not None else "this host"
+    out.line(*label, (f"{count_words}: {what} can run here", ""))
+    if rec.found:
+        _release_line(out, "Best fit:", rec)
+    elif rec.alternative is not None:
+        _release_line(out, f"Best fit, PyTorch {rec.alternative.torch}:", rec.alternative)
+
+
+def render_check(console: Console, result: CheckResult, verbosity: int = NORMAL) -> None:
+    out = Printer(console)
+    render_answer(out, result)
+    if verbosity <= QUIET:
+        return
+    out.blank()
+    target, rec = result.target, result.recommendation
+    if target is not None and (verbosity >= VERBOSE or not _same_build(target, rec)):
+        out.line(("Checked: ", "bold"), (_target_words(target), ""), hanging=2)
+        out.blank()
+    hidden = render_findings(console, result.findings, result.facts.gpus, verbosity, out)
+    rejected = rec.rejected if (verbosity >= VERBOSE or not rec.found) else ()
+    if rejected:
+        out.line((f"Variants of PyTorch {rec.torch}" + ("" if rec.found else " (none fits)"), "bold"))
+        for rejection in rejected:
+            out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
+        out.blank()
+    for note in rec.notes:  # what the recommendation rests on that is less than a read binary (unverified, inferred)
+        out.line((f"note: {note}", "yellow"), hanging=2)
+    if hidden:
+        out.line((f"{_plural(hidden, 'other check')} passed or noted; -v lists them.", "dim"))
+    shown_image = rec.image if rec.found else (rec.alternative.image if rec.alternative is not None else None)
+    if _is_convention(rec.family, shown_image):
+        out.line((convention_note(), "dim"))

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..host.view import HostView, gpu_label
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import CudaVersion, VersionError
 from . import ngc
 from .context import CheckContext
@@ -54,6 +54,14 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 hint=f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
                     "choose a variant this driver supports fully (`cudadoctor recommend`).",
                 source=source,
+                actions=(
+                    Action(
+                        "upgrade-driver", min_driver=str(support.full_min), full_driver=str(support.full_min),
+                        torch=target.torch, variant=target.variant, cuda=str(cuda.major_minor), support="full",
+                    ),
+                )
+                if support.full_min
+                else (),
             )
         ]
     floor = support.compat_min or support.full_min
@@ -74,6 +82,15 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 "on your system is too old\").",
             hint=upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
             source=source,
+            actions=(
+                Action(
+                    "upgrade-driver", min_driver=str(floor), full_driver=_text(support.full_min), torch=target.torch,
+                    variant=target.variant, cuda=str(cuda.major_minor),
+                    support="full" if floor == support.full_min else "minor-compat",
+                ),
+            )
+            if floor
+            else (),
         )
     ]
 
@@ -93,7 +110,7 @@ def check_driver_knows_gpus(ctx: CheckContext) -> list[Finding]:
         cc = host.cc(gpu)
         first = table.first_toolkit_for(cc) if cc is not None else None
         row = table.min_driver_full(first.cuda) if first is not None else None
-        if row is None or driver >= row.min_driver_linux:
+        if row is None or cc is None or first is None or driver >= row.min_driver_linux:
             continue
         findings.append(
             Finding(
@@ -174,7 +191,7 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     if unsupported:
         names = ", ".join(gpu_label(g) for g in unsupported)
         why, reason = f"{names} is not a data-center GPU", f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run on it."
-    elif too_old_gpus:
+    elif too_old_gpus and toolkit is not None:
         names = ", ".join(gpu_label(g) for g in too_old_gpus)
         why = f"CUDA {cuda.major_minor} cannot target {names}"
         reason = (
@@ -226,3 +243,7 @@ def _active_compat_cuda(host: HostView) -> Optional[CudaVersion]:
     except VersionError:
         return None
     return loaded if loaded > native else None
+
+
+def _text(value: object) -> Optional[str]:
+    return None if value is None else str(value)

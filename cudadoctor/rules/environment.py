@@ -15,7 +15,7 @@ from ..host.visibility import (
     SOURCE as VISIBILITY_SOURCE,
     UNKNOWN_ID,
 )
-from ..model.facts import driver_library_version
+from ..model.facts import GpuFacts, driver_library_version
 from ..model.findings import FAIL, INFO, WARN, Finding
 from .context import CheckContext
 from .sources import OS_PROBE_SOURCE
@@ -35,7 +35,7 @@ _REASONS = {
 }
 
 
-def _visible_label(position: int, gpu) -> str:
+def _visible_label(position: int, gpu: GpuFacts) -> str:
     return f"cuda:{position} = {gpu_label(gpu)}"
 
 

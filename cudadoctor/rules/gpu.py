@@ -8,7 +8,7 @@ from typing import Optional
 from ..compat.table import PytorchRelease, WheelVariant
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import ComputeCapability
 from .context import CheckContext
 from .sources import NVML_SOURCE
@@ -200,12 +200,15 @@ def _not_built(
     host, table = ctx.host, ctx.table
     fitting = [v.name for v in release.variants if v.coverage(cc) == "sass"]
     hints = []
+    actions: list[Action] = []
     if fitting:
         hints.append(f"Use a variant of PyTorch {release.version} built for {cc.sm}: {', '.join(fitting)}.")
+        actions += [Action("use-variant", torch=release.version, variant=name) for name in fitting]
     else:
         newest = table.newest_release_with_sass_for(cc)
         if newest is not None:
             hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {newest.version} is the newest that does.")
+            actions.append(Action("use-release", torch=newest.version))
         else:
             hints.append(f"No PyTorch release in the table ships code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
     keep = host.visible_devices_excluding(blocked)
@@ -228,6 +231,7 @@ def _not_built(
         hint=" ".join(hints),
         source=source,
         gpu_index=gpu.index,
+        actions=tuple(actions),
     )
 
 

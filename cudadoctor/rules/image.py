@@ -156,7 +156,7 @@ def _upgrade_hint(table: CompatTable, outcome: Outcome) -> str:
         except VersionError:
             cuda = None
         row = table.min_driver_full(cuda) if cuda else None
-        if row is not None:
+        if row is not None and cuda is not None:
             return (
                 f"Upgrade the NVIDIA driver to >= {row.min_driver_linux} (CUDA {cuda.major_minor}), or use an image "
                 "built for the CUDA version the driver supports (`cudadoctor recommend --image`). "

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..compat.table import CompatTable
-from ..host.view import gpu_label
+from ..compat.table import CompatTable, PytorchRelease
+from ..host.view import DriverSupport, gpu_label
 from ..model.facts import TorchFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
-from ..model.versions import ComputeCapability, CudaVersion, VersionError
+from ..model.versions import ComputeCapability, CudaVersion, PackageVersion, VersionError, parse_package_version
 from .context import CheckContext
 
 SOURCE = "the installed torch (package metadata, torch/version.py)"
@@ -17,14 +17,23 @@ SOURCE = "the installed torch (package metadata, torch/version.py)"
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
 
-def _release_of(torch: TorchFacts, table: CompatTable):
-    parts = (torch.version or "").partition("+")[0].split(".")
-    return table.release(".".join(parts[:2])) if len(parts) >= 2 else None
+def _release_of(torch: TorchFacts, table: CompatTable) -> Optional[PytorchRelease]:
+    version = _package_version(torch)
+    release = version.major_minor if version is not None else None
+    return table.release(release) if release else None
+
+
+def _package_version(torch: TorchFacts) -> Optional[PackageVersion]:
+    try:
+        return parse_package_version(torch.version) if torch.version else None
+    except VersionError:
+        return None
 
 
 def _runtime_arch(arch_list: tuple[str, ...]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
     """(SASS, PTX) compute capabilities from torch.cuda.get_arch_list() (sm_86, compute_90, sm_90a)."""
-    sass, ptx = [], []
+    sass: list[ComputeCapability] = []
+    ptx: list[ComputeCapability] = []
     for entry in arch_list:
         kind, _, number = entry.partition("_")
         try:
@@ -133,7 +142,7 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
     return findings
 
 
-def _found_version(support) -> str:
+def _found_version(support: DriverSupport) -> str:
     return str(support.driver.raw if support.driver else "unknown")
 
 
@@ -152,10 +161,12 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     rejects."""
     table, target = ctx.table, ctx.target
     installed = _release_of(torch, table)
-    version = (torch.version or "").partition("+")[0]
+    parsed = _package_version(torch)
+    version = parsed.public if parsed is not None else (torch.version or "").partition("+")[0]
     candidates = [installed] if installed is not None else []
-    if target is not None and table.release(target.torch) is not None:
-        candidates.append(table.release(target.torch))
+    target_release = table.release(target.torch) if target is not None else None
+    if target_release is not None:
+        candidates.append(target_release)
     candidates += sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
     fit = ctx.first_fit(candidates)
     if fit is None:
