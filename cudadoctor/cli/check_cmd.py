@@ -9,7 +9,7 @@ import click
 from ..model.record import replace
 from .errors import InputError
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
-from .options import container_options, families_options, host_options, non_empty, table_options, target_options
+from .options import container_options, families_options, host_options, non_empty, nvml_options, table_options, target_options
 
 
 @click.command()
@@ -23,6 +23,7 @@ from .options import container_options, families_options, host_options, non_empt
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
+@nvml_options
 @click.pass_context
 def check(ctx: click.Context, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
@@ -37,13 +38,18 @@ def check(ctx: click.Context, **options: Any) -> None:
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
     )
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
+    facts = gather_facts(
+        table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"], options["nvml_timeout"]
+    )
     image_facts = None
     if request.image is not None or smoke or options["docker"]:
 
         from ..probe.containers import probe_containers
 
-        docker_facts, image_facts = probe_containers(request.image, pull, smoke, options["docker"], options["timeout"])
+        docker_facts, image_facts = probe_containers(
+            request.image, pull, smoke, options["docker"], options["timeout"],
+            pull_timeout=options["pull_timeout"], smoke_timeout=options["smoke_timeout"],
+        )  # fmt: skip
         if docker_facts is not None:
             facts = replace(facts, docker=docker_facts)
     result = run_check(facts, table, request, image=image_facts)

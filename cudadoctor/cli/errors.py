@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
+from ..model.text import one_line
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def say_error(message: str) -> None:
+    """``cudadoctor: <message>`` on stderr as one bounded line (see model/text.py): whatever a
+    user value held, an error is one line a terminal and a log can take."""
+    click.echo(one_line(f"cudadoctor: {message}"), err=True)
 
 
 class InputError(click.ClickException):
@@ -15,4 +23,4 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"cudadoctor: error: {self.format_message()}", err=True)
+        say_error(f"error: {self.format_message()}")

@@ -57,7 +57,12 @@ def request_or_fail(table: "CompatTable", **values: Any) -> "Request":
 
 
 def gather_facts(
-    table: "CompatTable", snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False
+    table: "CompatTable",
+    snapshot: Optional[str],
+    driver: Optional[str],
+    gpus: Sequence[str],
+    torch_runtime: bool = False,
+    nvml_timeout: Optional[float] = None,
 ) -> "HostFacts":
     """The snapshot's facts, or this host's; then the what-if values (validated before probing)."""
     if driver or gpus:
@@ -81,7 +86,10 @@ def gather_facts(
     else:
         from ..probe.host import probe_host
 
-        facts = probe_host(torch_runtime=torch_runtime)
+        if nvml_timeout is None:
+            facts = probe_host(torch_runtime=torch_runtime)
+        else:
+            facts = probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout)
     if not (driver or gpus):
         return facts
     from ..host.whatif import apply_what_if

@@ -9,24 +9,37 @@ import click
 
 from .errors import InputError
 from .inputs import emit_json
+from .options import non_empty, nvml_options
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the host facts as JSON (a snapshot).")
-@click.option("--output", "-o", metavar="FILE", help="Write the snapshot to FILE.")
+@click.option(
+    "--output", "-o", metavar="FILE", callback=non_empty,
+    help="Write the snapshot to FILE (atomically: a reader sees the old file or the new one).",
+)  # fmt: skip
+@click.option("--force", is_flag=True, help="With --output: replace FILE even if it is not a cudadoctor snapshot.")
 @click.option("--torch-runtime", is_flag=True, help="Also import the installed torch (in a child process) and record what it says about CUDA.")
-def probe(as_json: bool, output: Optional[str], torch_runtime: bool = False) -> None:
+@nvml_options
+def probe(as_json: bool, output: Optional[str], force: bool = False, torch_runtime: bool = False, nvml_timeout: float = 5.0) -> None:
     """Read the host's facts (driver, GPUs, ...) without judging them."""
     from ..model.snapshot import snapshot_to_dict
     from ..probe.host import probe_host
 
-    data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime))
     if output:
+        from ..loader import OutputError, check_output_target
+
+        try:  # before probing: a wrong target is reported at once, and nothing is written to it
+            check_output_target(output, force)
+        except OutputError as exc:
+            raise InputError(str(exc)) from None
+    data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout))
+    if output:
+        from ..loader import OutputError, write_atomically
+
         try:
-            with open(output, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=2)
-                handle.write("\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+            write_atomically(output, json.dumps(data, indent=2) + "\n")
+        except OutputError as exc:
+            raise InputError(str(exc)) from None
     if as_json or not output:
         emit_json(data)

@@ -8,7 +8,7 @@ import click
 
 from .errors import EXIT_FAIL, EXIT_OK, InputError
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
-from .options import families_options, host_options, table_options, target_options
+from .options import families_options, host_options, nvml_options, table_options, target_options
 
 
 @click.command()
@@ -18,6 +18,7 @@ from .options import families_options, host_options, table_options, target_optio
 @target_options
 @table_options
 @families_options
+@nvml_options
 @click.option(
     "--format",
     "fmt",
@@ -43,7 +44,7 @@ def recommend(ctx: click.Context, **options: Any) -> None:
         raise InputError("--format index-url needs --wheel")
     table = load_table_or_fail(options["table_path"], options["families_path"])
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
+    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"])
     rec = recommend_for(facts, table, request)
     if not rec.found:
         reason = f"cudadoctor: no fit: {rec.why}"

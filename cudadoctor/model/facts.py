@@ -19,6 +19,9 @@ NVML_DRIVER_MISMATCH = "driver-mismatch"
 NVML_NO_PERMISSION = "no-permission"
 NVML_ERROR = "error"
 NVML_NOT_PROBED = "not-probed"
+NVML_HUNG = "hung"  # an NVML call did not return within --nvml-timeout (the probe's child was killed)
+NVML_CRASHED = "crashed"  # the probe's child died inside NVML (a signal such as SIGSEGV)
+NVML_BAD_DEVICE_COUNT = "bad-device-count"  # NVML reported more GPUs than a host can hold
 NVML_STATES = (
     NVML_OK,
     NVML_LIBRARY_MISSING,
@@ -27,6 +30,9 @@ NVML_STATES = (
     NVML_NO_PERMISSION,
     NVML_ERROR,
     NVML_NOT_PROBED,
+    NVML_HUNG,
+    NVML_CRASHED,
+    NVML_BAD_DEVICE_COUNT,
 )
 
 
@@ -115,7 +121,7 @@ class LibcudaFacts:
 
 
 # libnvidia-ml.so.550.54.14, libcuda.so.550.54.14: the driver's user-space libraries carry its version.
-DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")
+DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)\Z", re.ASCII)
 
 
 def driver_library_version(path: str) -> Optional[str]:

@@ -12,7 +12,13 @@ from ..model.record import replace
 
 
 def probe_containers(
-    ref: Optional[ImageRef], pull: bool, smoke: bool, docker: bool, timeout: float
+    ref: Optional[ImageRef],
+    pull: bool,
+    smoke: bool,
+    docker: bool,
+    timeout: float,
+    pull_timeout: Optional[float] = None,
+    smoke_timeout: Optional[float] = None,
 ) -> tuple[Optional[DockerFacts], Optional[ImageFacts]]:
     """(what the daemon said about itself, what it said about the image); None where not asked."""
     if ref is None and not smoke and not docker:
@@ -26,13 +32,13 @@ def probe_containers(
         reference = str(ref)
         if client is None:
             return docker_facts, ImageFacts(reference, state="error", error="the Docker daemon is not reachable (see the docker finding)")
-        from .image import inspect_image
+        from .image import PULL_TIMEOUT_S, inspect_image
 
-        image = inspect_image(client, reference, pull, timeout)
+        image = inspect_image(client, reference, pull, timeout, pull_timeout or PULL_TIMEOUT_S)
         if smoke and image.state == "ok":
-            from .smoke import run_smoke
+            from .smoke import SMOKE_TIMEOUT_S, run_smoke
 
-            image = replace(image, smoke=run_smoke(client, reference))
+            image = replace(image, smoke=run_smoke(client, reference, smoke_timeout or SMOKE_TIMEOUT_S))
         return docker_facts, image
     finally:
         if client is not None:

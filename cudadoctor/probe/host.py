@@ -8,14 +8,15 @@ import time
 from .. import __version__
 from ..model.facts import HostFacts
 from .libcuda import probe_libcuda
-from .nvml import probe_nvml
+from .nvml import DEFAULT_NVML_TIMEOUT_S, probe_nvml_watched
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
 
 
-def probe_host(torch_runtime: bool = False) -> HostFacts:
-    """NVML, the OS and torch's metadata always (cheap); torch's runtime only with ``torch_runtime``."""
-    driver, gpus = probe_nvml()
+def probe_host(torch_runtime: bool = False, nvml_timeout: float = DEFAULT_NVML_TIMEOUT_S) -> HostFacts:
+    """NVML (in a watched child, bounded by ``nvml_timeout``), the OS and torch's metadata always
+    (cheap); torch's runtime only with ``torch_runtime``."""
+    driver, gpus = probe_nvml_watched(nvml_timeout)
     system = probe_system(libcuda=probe_libcuda())
     torch = probe_torch_metadata()
     if torch_runtime:

@@ -16,7 +16,9 @@ from .docker import DeadlineExceeded, error_text, run_bounded
 PULL_TIMEOUT_S = 1800.0
 
 
-def inspect_image(client: Any, reference: str, pull: bool = False, timeout: float = 5.0) -> ImageFacts:
+def inspect_image(
+    client: Any, reference: str, pull: bool = False, timeout: float = 5.0, pull_timeout: float = PULL_TIMEOUT_S
+) -> ImageFacts:
     base = ImageFacts(reference=reference)
     try:
         import docker.errors as errors
@@ -33,11 +35,11 @@ def inspect_image(client: Any, reference: str, pull: bool = False, timeout: floa
         if not pull:
             return ImageFacts(reference, state="not-found", error=_explanation(exc))
         try:
-            run_bounded(lambda: client.api.pull(reference), PULL_TIMEOUT_S)
+            run_bounded(lambda: client.api.pull(reference), pull_timeout)
             data = run_bounded(inspect, timeout * 2 + 1)
             pulled = True
         except DeadlineExceeded:
-            return ImageFacts(reference, state="pull-failed", error=f"the pull did not finish within {PULL_TIMEOUT_S:g} s")
+            return ImageFacts(reference, state="pull-failed", error=f"the pull did not finish within {pull_timeout:g} s (--pull-timeout)")
         except Exception as pull_exc:
             return ImageFacts(reference, state="pull-failed", error=_explanation(pull_exc))
     except DeadlineExceeded:

@@ -3,13 +3,27 @@
 Every NVML call is guarded: a field NVML cannot give (NOT_SUPPORTED, FUNCTION_NOT_FOUND, ...)
 becomes unknown (None); an init failure becomes a DriverFacts state with NVML's own text.
 Nothing here raises.
+
+NVML runs in a forked child under a watchdog (``probe_nvml_watched``): a wedged driver (a GPU
+fallen off the bus) can block an NVML call forever, and a half-upgraded one can segfault inside
+it. The child sends its facts back over a pipe as JSON; a child that does not answer within the
+time-out is killed (state "hung"), one that dies of a signal is reported (state "crashed"), and
+the rest of the probes still run.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
+import time
 from typing import Any, Callable, Optional
 
 from ..model.facts import (
+    NVML_BAD_DEVICE_COUNT,
+    NVML_CRASHED,
+    NVML_HUNG,
     NVML_DRIVER_MISMATCH,
     NVML_DRIVER_NOT_LOADED,
     NVML_ERROR,
@@ -20,7 +34,15 @@ from ..model.facts import (
     GpuFacts,
     MigDeviceFacts,
 )
+from ..model.record import replace
+from ..model.snapshot import SnapshotError, from_jsonable, to_jsonable
 from ..model.versions import CudaVersion
+
+DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
+# More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the
+# largest NVLink systems hold 16 to 32 GPUs per operating system.
+MAX_DEVICE_COUNT = 64
+_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {
@@ -134,6 +156,12 @@ def _read_everything(pynvml: Any) -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
     count = guard.call(pynvml.nvmlDeviceGetCount)
     if not isinstance(count, int) or count < 0:
         return driver, ()
+    if count > MAX_DEVICE_COUNT:  # walking 4294967295 handles would take hours
+        return replace(
+            driver,
+            nvml_state=NVML_BAD_DEVICE_COUNT,
+            nvml_error=f"nvmlDeviceGetCount reported {count} GPUs (more than {MAX_DEVICE_COUNT} is not a real host)",
+        ), ()
     return driver, tuple(_read_gpu(pynvml, index) for index in range(count))
 
 
@@ -197,3 +225,114 @@ def _read_mig_devices(pynvml: Any, handle: Any) -> tuple[MigDeviceFacts, ...]:
             )
         )
     return tuple(devices)
+
+
+# ---- the watchdog ------------------------------------------------------------------------------
+
+Probed = tuple[DriverFacts, tuple[GpuFacts, ...]]
+
+
+def probe_nvml_watched(timeout: float = DEFAULT_NVML_TIMEOUT_S) -> Probed:
+    """probe_nvml in a forked child, bounded by ``timeout`` seconds; never hangs, never dies with it."""
+    if not hasattr(os, "fork"):
+        return probe_nvml()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:  # no memory or process slots for a child: probe in-process
+        os.close(read_end)
+        os.close(write_end)
+        return probe_nvml()
+    if pid == 0:  # the child: probe, answer, and leave without running the parent's clean-up
+        status = 1
+        try:
+            os.close(read_end)
+            driver, gpus = probe_nvml()
+            _write_all(write_end, json.dumps([to_jsonable(driver), to_jsonable(gpus)]).encode("utf-8"))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        reply, finished = _read_until(read_end, time.monotonic() + timeout)
+    finally:
+        os.close(read_end)
+    if not finished:
+        _kill(pid)
+        return _watchdog_facts(
+            NVML_HUNG, f"an NVML call did not return within {timeout:g} s (the probe was stopped)"
+        ), ()
+    code = _reap(pid, time.monotonic() + max(timeout, 1.0))
+    if code is not None and code < 0:
+        name = _signal_name(-code)
+        return _watchdog_facts(NVML_CRASHED, f"the NVML probe was killed by {name} inside the NVIDIA library"), ()
+    try:
+        driver_data, gpus_data = json.loads(reply.decode("utf-8"))
+        return from_jsonable(DriverFacts, driver_data), from_jsonable(tuple[GpuFacts, ...], gpus_data)
+    except (ValueError, TypeError, SnapshotError):
+        reason = f"exit status {code}" if code else "no answer"
+        return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
+
+
+def _watchdog_facts(state: str, text: str) -> DriverFacts:
+    return DriverFacts(nvml_state=state, nvml_error=text)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
+    """What the child wrote up to end of file, and whether it got there before ``deadline``."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"", False
+        try:
+            ready, _, _ = select.select([fd], [], [], remaining)
+        except InterruptedError:
+            continue
+        if not ready:
+            return b"", False
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks), True
+        size += len(chunk)
+        if size > _MAX_REPLY_BYTES:
+            return b"", True
+        chunks.append(chunk)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    # A child stuck in the kernel (an uninterruptible driver call) dies only when the call returns:
+    # wait briefly, then leave it to be reaped by init when this process exits.
+    _reap(pid, time.monotonic() + 0.5)
+
+
+def _reap(pid: int, deadline: float) -> Optional[int]:
+    """The child's exit status (negative: the signal that killed it), or None if it is still running."""
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.0002)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -35,8 +35,8 @@ ENVIRONMENT_VARIABLES = (
 # PCI vendor ids (the PCI-SIG registry, as /sys/bus/pci/devices/*/vendor prints them).
 PCI_VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x1022": "amd", "0x8086": "intel", "0x1a03": "aspeed", "0x102b": "matrox"}
 
-_PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)")
-_PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)")
+_PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)", re.ASCII)
+_PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)", re.ASCII)
 _LIB_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib")
 _CONTAINER_CGROUP_WORDS = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
 
@@ -106,7 +106,7 @@ def probe_kernel_module(fs: _Root) -> KernelModuleFacts:
 def probe_device_nodes(fs: _Root) -> DeviceNodeFacts:
     if not fs.isdir("/dev"):
         return DeviceNodeFacts()
-    gpus = [f"/dev/{name}" for name in fs.listdir("/dev") if re.fullmatch(r"nvidia\d+", name)]
+    gpus = [f"/dev/{name}" for name in fs.listdir("/dev") if re.fullmatch(r"nvidia\d+", name, re.ASCII)]
     gpus.sort(key=lambda path: int(path[len("/dev/nvidia"):]))
     return DeviceNodeFacts(
         nvidiactl=fs.exists("/dev/nvidiactl"),

@@ -15,14 +15,13 @@ from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..recommend import Recommendation
 from ..rules import GROUPS
-from .console import indented, make_console, unicode_ok
+from .console import indented, make_console, symbols
 from .payload import pip_command
 
 __all__ = ["make_console", "render_check", "render_findings", "render_recommendation", "collapse_identical_gpus"]
 
 _STYLE = {OK: "green", INFO: "blue", WARN: "yellow", FAIL: "bold red"}
-_UNICODE = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗"}
-_ASCII = {OK: "+", INFO: "i", WARN: "!", FAIL: "x"}
+_MARK = {OK: "ok", INFO: "info", WARN: "warn", FAIL: "fail"}  # severity -> its symbol's name (console.symbols)
 
 
 def _index_ranges(indexes: list[int]) -> str:
@@ -79,8 +78,9 @@ def _line(*parts: tuple[str, str]) -> Text:
 
 
 def render_findings(console: Console, findings: Iterable[Finding], gpus: Sequence[GpuFacts] = ()) -> None:
-    marks = _UNICODE if unicode_ok(console) else _ASCII
-    arrow = "→" if marks is _UNICODE else "->"
+    shown = symbols(console)
+    marks = {severity: shown[name] for severity, name in _MARK.items()}
+    arrow = shown["arrow"]
     collapsed = collapse_identical_gpus(findings, gpus)
     known = {key for key, _ in GROUPS}
     extra = sorted({(f.group, f.group.title()) for f in collapsed if f.group not in known})
@@ -99,7 +99,7 @@ def render_findings(console: Console, findings: Iterable[Finding], gpus: Sequenc
 
 
 def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True) -> None:
-    arrow = "→" if unicode_ok(console) else "->"
+    arrow = symbols(console)["arrow"]
     if rec.found:
         console.print(_line(("Recommended", "bold"), (f" for PyTorch {rec.torch}: ", ""), (rec.image or rec.variant or "", "bold green")))
         console.print(Text(f"  {rec.why}."))
@@ -121,7 +121,7 @@ def render_check(console: Console, result: CheckResult) -> None:
     target = result.target
     if target:
         what = target.image or f"PyTorch {target.torch} {target.variant}"
-        dash = "—" if unicode_ok(console) else "-"
+        dash = symbols(console)["dash"]
         console.print(_line(("cudadoctor check", "bold"), (f" {dash} target {what} (CUDA {target.cuda}, {target.origin})", "")))
         console.print()
     render_findings(console, result.findings, result.facts.gpus)
