@@ -46,9 +46,12 @@ def check(ctx: click.Context, **options: Any) -> None:
 
         from ..probe.containers import probe_containers
 
+        from ..report.console import status_line
+
         docker_facts, image_facts = probe_containers(
             request.image, pull, smoke, options["docker"], options["timeout"],
             pull_timeout=options["pull_timeout"], smoke_timeout=options["smoke_timeout"],
+            progress=status_line() if (pull or smoke) else None,
         )  # fmt: skip
         if docker_facts is not None:
             facts = replace(facts, docker=docker_facts)

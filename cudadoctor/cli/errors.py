@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -14,7 +15,13 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 def say_error(message: str) -> None:
     """``cudadoctor: <message>`` on stderr as one bounded line (see model/text.py): whatever a
     user value held, an error is one line a terminal and a log can take."""
-    click.echo(one_line(f"cudadoctor: {message}"), err=True)
+    # Written to sys.stderr itself, not through click.echo: click re-encodes an ASCII stream as
+    # UTF-8, where the stream's own error handler (report.console.prepare_streams) writes ASCII.
+    try:
+        sys.stderr.write(one_line(f"cudadoctor: {message}") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or gone: nothing left to tell
+        pass
 
 
 class InputError(click.ClickException):

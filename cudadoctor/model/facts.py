@@ -161,7 +161,7 @@ class SystemFacts:
 class DockerFacts:
     """The Docker Engine as seen from this host."""
 
-    state: str = "not-probed"  # "ok" | "unreachable" | "permission-denied" | "timeout" | "error" | "not-probed"
+    state: str = "not-probed"  # "ok" | "unreachable" | "permission-denied" | "timeout" | "error" | "unexpected-answer" | "not-probed"
     error: Optional[str] = None
     host: Optional[str] = None  # the endpoint used (DOCKER_HOST or the default socket)
     server_version: Optional[str] = None

@@ -8,7 +8,7 @@ import time
 from .. import __version__
 from ..model.facts import HostFacts
 from .libcuda import probe_libcuda
-from .nvml import DEFAULT_NVML_TIMEOUT_S, probe_nvml_watched
+from .nvml import DEFAULT_NVML_TIMEOUT_S, NvmlWatch
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
 
@@ -16,9 +16,10 @@ from .torch_probe import probe_torch_metadata, probe_torch_runtime
 def probe_host(torch_runtime: bool = False, nvml_timeout: float = DEFAULT_NVML_TIMEOUT_S) -> HostFacts:
     """NVML (in a watched child, bounded by ``nvml_timeout``), the OS and torch's metadata always
     (cheap); torch's runtime only with ``torch_runtime``."""
-    driver, gpus = probe_nvml_watched(nvml_timeout)
+    nvml = NvmlWatch.start(nvml_timeout)  # NVML initialises in its child while the rest is read here
     system = probe_system(libcuda=probe_libcuda())
     torch = probe_torch_metadata()
+    driver, gpus = nvml.result()
     if torch_runtime:
         torch = probe_torch_runtime(torch)
     hostname = os.uname().nodename or None  # as socket.gethostname(), without importing socket

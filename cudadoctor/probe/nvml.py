@@ -234,44 +234,66 @@ Probed = tuple[DriverFacts, tuple[GpuFacts, ...]]
 
 def probe_nvml_watched(timeout: float = DEFAULT_NVML_TIMEOUT_S) -> Probed:
     """probe_nvml in a forked child, bounded by ``timeout`` seconds; never hangs, never dies with it."""
-    if not hasattr(os, "fork"):
-        return probe_nvml()
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:  # no memory or process slots for a child: probe in-process
-        os.close(read_end)
-        os.close(write_end)
-        return probe_nvml()
-    if pid == 0:  # the child: probe, answer, and leave without running the parent's clean-up
-        status = 1
+    return NvmlWatch.start(timeout).result()
+
+
+class NvmlWatch:
+    """A probe_nvml running in a forked child. ``start`` returns at once, so the caller can run
+    the other probes while NVML initialises; ``result`` waits for the child's answer until the
+    deadline, then kills it."""
+
+    def __init__(self, pid: int, read_end: int, timeout: float, deadline: float) -> None:
+        self.pid, self.read_end, self.timeout, self.deadline = pid, read_end, timeout, deadline
+
+    @classmethod
+    def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S) -> "NvmlWatch | InProcess":
+        if not hasattr(os, "fork"):
+            return InProcess()
+        read_end, write_end = os.pipe()
         try:
+            pid = os.fork()
+        except OSError:  # no memory or process slots for a child: probe in-process
             os.close(read_end)
-            driver, gpus = probe_nvml()
-            _write_all(write_end, json.dumps([to_jsonable(driver), to_jsonable(gpus)]).encode("utf-8"))
-            status = 0
+            os.close(write_end)
+            return InProcess()
+        if pid == 0:  # the child: probe, answer, and leave without running the parent's clean-up
+            status = 1
+            try:
+                os.close(read_end)
+                driver, gpus = probe_nvml()
+                _write_all(write_end, json.dumps([to_jsonable(driver), to_jsonable(gpus)]).encode("utf-8"))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        return cls(pid, read_end, timeout, time.monotonic() + timeout)
+
+    def result(self) -> Probed:
+        try:
+            reply, finished = _read_until(self.read_end, self.deadline)
         finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        reply, finished = _read_until(read_end, time.monotonic() + timeout)
-    finally:
-        os.close(read_end)
-    if not finished:
-        _kill(pid)
-        return _watchdog_facts(
-            NVML_HUNG, f"an NVML call did not return within {timeout:g} s (the probe was stopped)"
-        ), ()
-    code = _reap(pid, time.monotonic() + max(timeout, 1.0))
-    if code is not None and code < 0:
-        name = _signal_name(-code)
-        return _watchdog_facts(NVML_CRASHED, f"the NVML probe was killed by {name} inside the NVIDIA library"), ()
-    try:
-        driver_data, gpus_data = json.loads(reply.decode("utf-8"))
-        return from_jsonable(DriverFacts, driver_data), from_jsonable(tuple[GpuFacts, ...], gpus_data)
-    except (ValueError, TypeError, SnapshotError):
-        reason = f"exit status {code}" if code else "no answer"
-        return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
+            os.close(self.read_end)
+        if not finished:
+            _kill(self.pid)
+            text = f"an NVML call did not return within {self.timeout:g} s (the probe was stopped)"
+            return _watchdog_facts(NVML_HUNG, text), ()
+        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
+        if code is not None and code < 0:
+            text = f"the NVML probe was killed by {_signal_name(-code)} inside the NVIDIA library"
+            return _watchdog_facts(NVML_CRASHED, text), ()
+        try:
+            driver_data, gpus_data = json.loads(reply.decode("utf-8"))
+            return from_jsonable(DriverFacts, driver_data), from_jsonable(tuple[GpuFacts, ...], gpus_data)
+        except (ValueError, TypeError, SnapshotError):
+            reason = f"exit status {code}" if code else "no answer"
+            return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
+
+
+class InProcess:
+    """Where no child can be forked: NVML in this process, unguarded (as before the watchdog)."""
+
+    def result(self) -> Probed:
+        return probe_nvml()
 
 
 def _watchdog_facts(state: str, text: str) -> DriverFacts:

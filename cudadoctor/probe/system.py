@@ -115,6 +115,14 @@ def probe_device_nodes(fs: _Root) -> DeviceNodeFacts:
     )
 
 
+_PCI_ID = re.compile(r"0x[0-9a-f]{4,6}", re.ASCII)
+
+
+def _pci_id(text: Optional[str], digits: int = 4) -> Optional[str]:
+    value = (text or "").strip().lower()
+    return value if _PCI_ID.fullmatch(value) and len(value) == 2 + digits else None
+
+
 def probe_pci_display_devices(fs: _Root) -> tuple[PciDeviceFacts, ...]:
     devices = []
     for address in fs.listdir("/sys/bus/pci/devices"):
@@ -122,10 +130,14 @@ def probe_pci_display_devices(fs: _Root) -> tuple[PciDeviceFacts, ...]:
         pci_class = (fs.read(f"{base}/class") or "").strip().lower()
         if not pci_class.startswith("0x03"):  # 0x03xxxx: display controllers (VGA, 3D, other)
             continue
-        vendor_id = (fs.read(f"{base}/vendor") or "").strip().lower()
-        device_id = (fs.read(f"{base}/device") or "").strip().lower() or None
+        # sysfs writes these as 0x followed by hex digits; anything else (bytes that are not UTF-8,
+        # a corrupted file) is unknown rather than carried into the report and snapshots.
+        vendor_id = _pci_id(fs.read(f"{base}/vendor")) or ""
+        device_id = _pci_id(fs.read(f"{base}/device"))
+        pci_class = _pci_id(pci_class, digits=6) or pci_class[:8]
+        shown_address = address.encode("ascii", "backslashreplace").decode("ascii")  # a name that is not UTF-8
         devices.append(
-            PciDeviceFacts(address, PCI_VENDORS.get(vendor_id, vendor_id or "unknown"), vendor_id, device_id, pci_class)
+            PciDeviceFacts(shown_address, PCI_VENDORS.get(vendor_id, vendor_id or "unknown"), vendor_id, device_id, pci_class)
         )
     return tuple(devices)
 

@@ -126,6 +126,35 @@ def make_console(file: Optional[TextIO] = None) -> "Console":
     return console
 
 
+class StatusLine:
+    """One line of progress on a terminal (stderr), rewritten in place; nothing at all when
+    stderr is not a terminal, so logs and pipes get no extra output."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.shown = 0
+
+    def __call__(self, text: str) -> None:
+        line = printable(text).replace("\n", " ")[:100]
+        try:
+            self.stream.write("\r" + line + " " * max(self.shown - len(line), 0) + ("\r" if not line else ""))
+            self.stream.flush()
+        except (OSError, ValueError):
+            return
+        self.shown = len(line)
+
+
+def status_line(stream: Any = None) -> Optional[StatusLine]:
+    """A progress callback for a long wait (a pull, a smoke run), or None when ``stream``
+    (stderr by default) is not a terminal."""
+    stream = stream if stream is not None else sys.stderr
+    try:
+        interactive = stream.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    return StatusLine(stream) if interactive else None
+
+
 def unicode_ok(console: "Console") -> bool:
     return encodes_unicode(console.file)
 
