@@ -79,7 +79,8 @@ def run_bounded(fn: Callable[[], T], seconds: float, tick: Optional[Callable[[fl
             tick(time.monotonic() - start)
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: T = box["value"]
+    return value
 
 
 def docker_endpoint(environ: Optional[dict[str, str]] = None) -> str:
