@@ -140,3 +140,17 @@ def test_in_process_watchdog_on_this_host() -> None:
     driver, gpus = probe_nvml_watched(30)
     assert driver.nvml_state in NVML_STATES
     assert isinstance(gpus, tuple)
+
+
+def test_the_childs_answer_may_hold_only_fact_records() -> None:
+    import io
+    import pickle
+
+    from cudadoctor.model.facts import DriverFacts, GpuFacts
+    from cudadoctor.probe import nvml
+
+    good = pickle.dumps((DriverFacts(nvml_state="ok"), (GpuFacts(index=0),)))
+    assert nvml._FactsUnpickler(io.BytesIO(good)).load()[1][0].index == 0
+    bad = pickle.dumps((DriverFacts(nvml_state="ok"), (os.system,)))
+    with pytest.raises(pickle.UnpicklingError):
+        nvml._FactsUnpickler(io.BytesIO(bad)).load()
