@@ -143,14 +143,12 @@ def test_in_process_watchdog_on_this_host() -> None:
 
 
 def test_the_childs_answer_may_hold_only_fact_records() -> None:
-    import io
-    import pickle
+    import marshal
 
-    from cudadoctor.model.facts import DriverFacts, GpuFacts
+    from cudadoctor.model.facts import DriverFacts, GpuFacts, MigDeviceFacts
     from cudadoctor.probe import nvml
 
-    good = pickle.dumps((DriverFacts(nvml_state="ok"), (GpuFacts(index=0),)))
-    assert nvml._FactsUnpickler(io.BytesIO(good)).load()[1][0].index == 0
-    bad = pickle.dumps((DriverFacts(nvml_state="ok"), (os.system,)))
-    with pytest.raises(pickle.UnpicklingError):
-        nvml._FactsUnpickler(io.BytesIO(bad)).load()
+    facts = (DriverFacts(nvml_state="ok"), (GpuFacts(index=3, mig_devices=(MigDeviceFacts(index=1, name="1g.10gb"),)),))
+    assert nvml._rebuild(marshal.loads(marshal.dumps(nvml._plain(facts)))) == facts
+    with pytest.raises(KeyError):
+        nvml._rebuild(["HostFacts", {}])

@@ -9,8 +9,7 @@ ellipsis. Pure: text in, text out.
 from __future__ import annotations
 
 import re
-import reprlib
-from typing import Any
+from typing import Any, Optional
 
 # The longest line an error may be (the issue's bound), and the most of one value a message quotes.
 LINE_LIMIT = 300
@@ -18,14 +17,19 @@ VALUE_LIMIT = 60
 ELLIPSIS = "..."  # ASCII, so an error line survives any stream encoding
 
 # C0 and C1 controls, DEL, lone surrogates, line/paragraph separators, bidi overrides and isolates
-# (which reorder what a terminal shows), and the byte-order mark.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
-_SHORT_REPR = reprlib.Repr()
-_SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 2, 20, 20
-_SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = _SHORT_REPR.maxdict = 4
+# (which reorder what a terminal shows), and the byte-order mark. Compiled on first use: the CLI
+# imports this module on every run, and most runs print no error.
+_UNSAFE_CLASS = "\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+_UNSAFE_IN_TEXT_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+_PATTERNS: dict[str, "re.Pattern[str]"] = {}
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# What a line of a report may keep: a newline between lines, a tab.
-_UNSAFE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _pattern(chars: str) -> "re.Pattern[str]":
+    pattern = _PATTERNS.get(chars)
+    if pattern is None:
+        pattern = _PATTERNS[chars] = re.compile(f"[{chars}]")
+    return pattern
 
 
 def _escape_one(match: "re.Match[str]") -> str:
@@ -39,12 +43,12 @@ def _escape_one(match: "re.Match[str]") -> str:
 
 def escape_control(text: str) -> str:
     """``text`` with every control character (newlines included) written as an escape."""
-    return _UNSAFE.sub(_escape_one, text)
+    return _pattern(_UNSAFE_CLASS).sub(_escape_one, text)
 
 
 def printable(text: str) -> str:
     """``text`` with control characters escaped, except newlines and tabs (multi-line output)."""
-    return _UNSAFE_IN_TEXT.sub(_escape_one, text)
+    return _pattern(_UNSAFE_IN_TEXT_CLASS).sub(_escape_one, text)
 
 
 def has_lone_surrogate(text: str) -> bool:
@@ -70,6 +74,21 @@ def _int_text(value: int) -> str:
     return str(value)
 
 
+_SHORT_REPR: list[Any] = []
+
+
+def _short_repr() -> Any:
+    """reprlib's Repr, limited to a glance at a list or an object (built on first use)."""
+    if not _SHORT_REPR:
+        import reprlib
+
+        short = reprlib.Repr()
+        short.maxlevel, short.maxstring, short.maxother = 2, 20, 20
+        short.maxlist = short.maxtuple = short.maxdict = 4
+        _SHORT_REPR.append(short)
+    return _SHORT_REPR[0]
+
+
 def quoted(value: Any, limit: int = VALUE_LIMIT) -> str:
     """A value for a message: a string quoted and escaped, anything else its short repr; at most
     about ``limit`` characters either way."""
@@ -83,7 +102,7 @@ def quoted(value: Any, limit: int = VALUE_LIMIT) -> str:
         return repr(value)
     if isinstance(value, (list, tuple, dict)):
         try:
-            shown = _SHORT_REPR.repr(value)
+            shown = _short_repr().repr(value)
         except (ValueError, RecursionError):  # an integer over the int/str limit inside it
             return "an object" if isinstance(value, dict) else "a list"
         return shorten(escape_control(shown), limit)

@@ -6,16 +6,15 @@ Nothing here raises.
 
 NVML runs in a forked child under a watchdog (``probe_nvml_watched``): a wedged driver (a GPU
 fallen off the bus) can block an NVML call forever, and a half-upgraded one can segfault inside
-it. The child sends its facts back over a pipe (pickled, read back accepting only the fact records); a child that does not answer within the
+it. The child sends its facts back over a pipe (as plain values, rebuilt accepting only the fact records); a child that does not answer within the
 time-out is killed (state "hung"), one that dies of a signal is reported (state "crashed"), and
 the rest of the probes still run.
 """
 
 from __future__ import annotations
 
-import io
+import marshal
 import os
-import pickle
 import select
 import signal
 import time
@@ -35,7 +34,7 @@ from ..model.facts import (
     GpuFacts,
     MigDeviceFacts,
 )
-from ..model.record import replace
+from ..model.record import fields, is_record, replace
 from ..model.versions import CudaVersion
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
@@ -261,7 +260,7 @@ class NvmlWatch:
             try:
                 os.close(read_end)
                 driver, gpus = probe_nvml()
-                _write_all(write_end, pickle.dumps((driver, gpus), protocol=pickle.HIGHEST_PROTOCOL))
+                _write_all(write_end, marshal.dumps(_plain((driver, gpus))))
                 status = 0
             finally:
                 os._exit(status)
@@ -282,7 +281,7 @@ class NvmlWatch:
             text = f"the NVML probe was killed by {_signal_name(-code)} inside the NVIDIA library"
             return _watchdog_facts(NVML_CRASHED, text), ()
         try:
-            driver, gpus = _FactsUnpickler(io.BytesIO(reply)).load()
+            driver, gpus = _rebuild(marshal.loads(reply))
             if isinstance(driver, DriverFacts) and isinstance(gpus, tuple) and all(isinstance(g, GpuFacts) for g in gpus):
                 return driver, gpus
             raise ValueError("not the facts")
@@ -291,14 +290,27 @@ class NvmlWatch:
             return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
 
 
-class _FactsUnpickler(pickle.Unpickler):
-    """Reads the child's answer (pickle: a tenth of a millisecond, where rebuilding the records from
-    JSON costs milliseconds), accepting only the fact records themselves and nothing else."""
+# The child's answer: the fact records as plain values (a record is the list [name, {field: value}];
+# tuples stay tuples), in marshal's format. marshal is built in (nothing to import, where pickle
+# costs milliseconds at start-up) and fast; rebuilding accepts only the fact records' names.
+_RECORDS = {cls.__name__: cls for cls in (DriverFacts, GpuFacts, MigDeviceFacts)}
 
-    def find_class(self, module: str, name: str) -> Any:
-        if module == DriverFacts.__module__ and name in ("DriverFacts", "GpuFacts", "MigDeviceFacts"):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not a fact record")
+
+def _plain(value: Any) -> Any:
+    if is_record(value):
+        return [type(value).__name__, {f.name: _plain(getattr(value, f.name)) for f in fields(value)}]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    return value
+
+
+def _rebuild(value: Any) -> Any:
+    if isinstance(value, list):
+        name, values = value
+        return _RECORDS[name](**{key: _rebuild(item) for key, item in values.items()})
+    if isinstance(value, tuple):
+        return tuple(_rebuild(item) for item in value)
+    return value
 
 
 class InProcess:
