@@ -22,7 +22,7 @@ from typing import Any
 from ..model.record import replace
 from .table import CompatTable, Source, TableError
 from .validate import parse_family
-from ..model.text import quoted, shown_path
+from ..model.text import quoted, shown_path, unquoted
 
 class FamiliesError(ValueError):
     """The families file cannot be used; the message names the file, the family and the rule."""
@@ -70,10 +70,10 @@ def add_families(data: dict[str, Any], table: CompatTable, path: str) -> CompatT
             raise FamiliesError(f"family #{i + 1}: 'name' must be a non-empty string")
         extra = sorted(set(entry) - {"name", "repository", "tag_template", "description", "offers"})
         if extra:
-            raise FamiliesError(f"family[{quoted(name)}]: unknown key {quoted(extra[0])}")
+            raise FamiliesError(f"family[{unquoted(name)}]: unknown key {quoted(extra[0])}")
         family = parse_family(entry, "family", releases, source.key)
         if family.name in taken:
-            raise FamiliesError(f"family[{quoted(name)}]: the name is already used by another family")
+            raise FamiliesError(f"family[{unquoted(name)}]: the name is already used by another family")
         taken.add(family.name)
         families.append(family)
     return replace(

@@ -67,6 +67,11 @@ def shorten(text: str, limit: int = VALUE_LIMIT) -> str:
     return text[: max(limit - len(ELLIPSIS), 1)] + ELLIPSIS
 
 
+def unquoted(text: str, limit: int = VALUE_LIMIT) -> str:
+    """A value for a message where quotes would be noise (a name in brackets): escaped and shortened."""
+    return shorten(escape_control(text), limit)
+
+
 def _int_text(value: int) -> str:
     # str() refuses integers over 4300 digits (CPython's int/str limit); say how big instead.
     if value.bit_length() > 1000:
