@@ -152,3 +152,58 @@ def test_the_childs_answer_may_hold_only_fact_records() -> None:
     assert nvml._rebuild(marshal.loads(marshal.dumps(nvml._plain(facts)))) == facts
     with pytest.raises(KeyError):
         nvml._rebuild(["HostFacts", {}])
+
+
+def test_a_bad_table_after_nvml_started_stops_the_child(fake_nvml_env, tmp_path) -> None:
+    """check starts NVML's child before it loads the table; a table error must not wait for it."""
+    bad = tmp_path / "t.json"
+    bad.write_text("{")
+    env = fake_nvml_env({**A100, "hang.nvmlInit": 1})
+    proc, took = run(["check", "--table", str(bad)], env)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    assert took < 10  # not waited for (the default bound is 10 s)
+    # ... and not left behind: a child hung in nvmlInit would otherwise outlive the command.
+    marker = f"FAKE_NVML_CONFIG={env['FAKE_NVML_CONFIG']}".encode()
+    time.sleep(0.2)
+    left = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if marker in handle.read().split(b"\0"):
+                        left.append(entry)
+            except OSError:
+                pass
+    assert left == [], left
+
+
+def test_cancel_kills_a_running_child() -> None:
+    from cudadoctor.probe.nvml import NvmlWatch
+
+    watch = NvmlWatch.start(30)
+    if isinstance(watch, NvmlWatch):
+        pid = watch.pid
+        watch.cancel()
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, 0)  # reaped already
+        watch.cancel()  # twice is harmless
+
+
+def test_a_child_left_hanging_does_not_hold_the_commands_pipes(fake_nvml_env) -> None:
+    """Even a child that survives (here: the parent leaves without cancelling it) has let go of
+    stdout and stderr, so a pipeline reading cudadoctor's output ends when cudadoctor does."""
+    env = {**os.environ, **fake_nvml_env({**A100, "hang.nvmlInit": 1})}
+    code = (
+        "import os\n"
+        "from cudadoctor.probe.nvml import NvmlWatch\n"
+        "watch = NvmlWatch.start(30)\n"
+        "print(watch.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=20)
+    pid = int(proc.stdout.strip())  # reaching this line means the pipes were closed: no 20 s wait
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass

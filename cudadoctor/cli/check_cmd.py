@@ -8,7 +8,7 @@ import click
 
 from ..model.record import replace
 from .errors import InputError
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, user_values_or_fail
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, start_nvml_probe, user_values_or_fail
 from .options import container_options, families_options, host_options, non_empty, nvml_options, table_options, target_options
 
 
@@ -34,13 +34,20 @@ def check(ctx: click.Context, **options: Any) -> None:
     if (pull or smoke) and image is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"])
-    table = load_table_or_fail(options["table_path"], options["families_path"])
-    request = request_or_fail(
-        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
-    )
-    facts = gather_facts(
-        table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"], options["nvml_timeout"]
-    )
+    nvml = start_nvml_probe(options["snapshot"], options["nvml_timeout"])
+    try:
+        table = load_table_or_fail(options["table_path"], options["families_path"])
+        request = request_or_fail(
+            table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
+        )
+        facts = gather_facts(
+            table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
+            options["nvml_timeout"], nvml,
+        )  # fmt: skip
+    except BaseException:
+        if nvml is not None:
+            nvml.cancel()
+        raise
     image_facts = None
     if request.image is not None or smoke or options["docker"]:
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..model.text import one_line
+from ..model.text import one_line, printable
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -21,6 +21,17 @@ def say_error(message: str) -> None:
         sys.stderr.write(one_line(f"cudadoctor: {message}") + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or gone: nothing left to tell
+        pass
+
+
+def say(text: str, err: bool = False) -> None:
+    """A line of plain output: printable (control characters escaped, see model/text.py) and
+    written to the stream itself, so a stream that cannot encode it degrades to ASCII."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        stream.write(printable(text) + "\n")
+        stream.flush()
+    except (OSError, ValueError):  # the stream is closed: nothing left to tell
         pass
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_FAIL, EXIT_OK, InputError
+from .errors import EXIT_FAIL, EXIT_OK, InputError, say
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
 from .options import families_options, host_options, nvml_options, table_options, target_options
 
@@ -54,14 +54,14 @@ def recommend(ctx: click.Context, **options: Any) -> None:
             from ..report.payload import recommend_payload
 
             emit_json(recommend_payload(rec, table))
-        click.echo(reason, err=True)
+        say(reason, err=True)
         for rejection in rec.rejected:
-            click.echo(f"  {rejection.variant}: {rejection.reason}", err=True)
+            say(f"  {rejection.variant}: {rejection.reason}", err=True)
         ctx.exit(EXIT_FAIL)
     if fmt == "tag":
-        click.echo(rec.image)
+        say(rec.image or "")
     elif fmt == "index-url":
-        click.echo(rec.wheel_index_url)
+        say(rec.wheel_index_url or "")
     elif fmt == "json":
         from ..report.payload import recommend_payload
 

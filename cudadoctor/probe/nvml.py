@@ -18,7 +18,7 @@ import os
 import select
 import signal
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ..model.facts import (
     NVML_BAD_DEVICE_COUNT,
@@ -246,6 +246,7 @@ class NvmlWatch:
 
     @classmethod
     def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S) -> "NvmlWatch | InProcess":
+        """Fork the child and return at once (``InProcess`` where no child can be forked)."""
         if not hasattr(os, "fork"):
             return InProcess()
         read_end, write_end = os.pipe()
@@ -259,6 +260,7 @@ class NvmlWatch:
             status = 1
             try:
                 os.close(read_end)
+                _detach_stdio()
                 driver, gpus = probe_nvml()
                 _write_all(write_end, marshal.dumps(_plain((driver, gpus))))
                 status = 0
@@ -267,11 +269,19 @@ class NvmlWatch:
         os.close(write_end)
         return cls(pid, read_end, timeout, time.monotonic() + timeout)
 
+    def cancel(self) -> None:
+        """Stop the child: its answer is not wanted (the command failed before it was read)."""
+        if self.read_end >= 0:
+            os.close(self.read_end)
+            self.read_end = -1
+            _kill(self.pid)
+
     def result(self) -> Probed:
         try:
             reply, finished = _read_until(self.read_end, self.deadline)
         finally:
             os.close(self.read_end)
+            self.read_end = -1
         if not finished:
             _kill(self.pid)
             text = f"an NVML call did not return within {self.timeout:g} s (the probe was stopped)"
@@ -319,9 +329,32 @@ class InProcess:
     def result(self) -> Probed:
         return probe_nvml()
 
+    def cancel(self) -> None:
+        pass
+
+
+NvmlProbe = Union[NvmlWatch, InProcess]
+
 
 def _watchdog_facts(state: str, text: str) -> DriverFacts:
     return DriverFacts(nvml_state=state, nvml_error=text)
+
+
+def _detach_stdio() -> None:
+    """The child's stdin, stdout and stderr become /dev/null: a child stuck in the driver (which
+    even SIGKILL cannot end until the call returns) must not hold the command's pipes open, or
+    `cudadoctor check | cat` would wait for it after cudadoctor has finished."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    for fd in (0, 1, 2):
+        try:
+            os.dup2(null, fd)
+        except OSError:
+            pass
+    if null > 2:
+        os.close(null)
 
 
 def _write_all(fd: int, data: bytes) -> None:
