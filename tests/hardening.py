@@ -3,7 +3,6 @@ error formatting) in-process, and the properties every bad-input answer must hav
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
@@ -45,8 +44,3 @@ def assert_one_short_error(outcome: Outcome, what: str = "") -> None:
     assert len(line) <= LINE_LIMIT, (what, len(line), line)
     assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in line), (what, line)
     assert "Traceback" not in outcome.stderr
-
-
-def environ_without_nvml(tmp: str) -> dict[str, str]:
-    """An LD_LIBRARY_PATH with no libnvidia-ml, so probing this host never reaches a real driver."""
-    return {"LD_LIBRARY_PATH": tmp, "PATH": os.environ.get("PATH", "")}

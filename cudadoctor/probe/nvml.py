@@ -127,7 +127,7 @@ def probe_nvml() -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
         code = getattr(exc, "value", None)
-        return DriverFacts(nvml_state=_INIT_STATES.get(code, NVML_ERROR), nvml_error=_error_text(exc)), ()
+        return DriverFacts(nvml_state=_INIT_STATES.get(code if isinstance(code, int) else -1, NVML_ERROR), nvml_error=_error_text(exc)), ()
     except Exception as exc:
         return DriverFacts(nvml_state=NVML_ERROR, nvml_error=_error_text(exc)), ()
 
