@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Mapping, Optional
-
-from typing import TYPE_CHECKING
+import re
+import stat
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
-from .model.snapshot import SnapshotError, decode_snapshot
+from .model.snapshot import SnapshotError, decode_snapshot, json_value_problem, refuse_json_constant
+from .model.text import escape_control, has_lone_surrogate, shown_path
 
 if TYPE_CHECKING:
     from .compat.config import Config
@@ -25,21 +26,74 @@ TABLE_ENV = "CUDADOCTOR_TABLE"
 FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
 
 
+MAX_FILE_BYTES = 64 * 1024 * 1024  # no table, snapshot or families file is near this; /dev/zero is
+
+
 def read_user_file(path: str, what: str, error: type[Exception]) -> str:
-    """The file's text; every failure raises ``error("<what> <path>: <reason>")``."""
+    """The file's text; every failure raises ``error("<what> <path>: <reason>")``.
+
+    Only a regular file is read, and at most MAX_FILE_BYTES of it: the file is opened without
+    blocking (a FIFO with no writer would otherwise wait forever) and checked with fstat before
+    a byte is read, so a FIFO, a device (/dev/zero, /dev/urandom) or a directory is refused at once.
+    """
+    shown = shown_path(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise error(f"{what} {path}: no such file") from None
+        raise error(f"{what} {shown}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{what} {path}: is a directory") from None
+        raise error(f"{what} {shown}: is a directory") from None
     except PermissionError:
-        raise error(f"{what} {path}: permission denied") from None
-    except UnicodeDecodeError:
-        raise error(f"{what} {path}: not UTF-8 text") from None
+        raise error(f"{what} {shown}: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
+        raise error(f"{what} {shown}: cannot be read ({reason})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{what} {shown}: is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{what} {shown}: not a regular file (a FIFO, socket or device is not read)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{what} {shown}: too large ({info.st_size} bytes; at most {MAX_FILE_BYTES})")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the file object owns it now
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise error(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+        raise error(f"{what} {shown}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_FILE_BYTES:  # it grew while we read it
+        raise error(f"{what} {shown}: too large (at most {MAX_FILE_BYTES} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"{what} {shown}: not UTF-8 text") from None
+
+
+# A lone surrogate can only come from a \uD800-\uDFFF escape: the text itself decoded as UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate_path(data: Any, path: str = "$") -> Optional[str]:
+    """The JSON path of the first string (key or value) that is not valid Unicode, or None."""
+    if isinstance(data, str):
+        return path if has_lone_surrogate(data) else None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if has_lone_surrogate(key):
+                return f"{path} (a key)"
+            found = _lone_surrogate_path(value, f"{path}.{escape_control(key)[:40]}")
+            if found:
+                return found
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found = _lone_surrogate_path(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def default_table_path() -> str:
@@ -73,14 +127,21 @@ def load_table(path: Optional[str] = None) -> CompatTable:
     explicit = path or os.environ.get(TABLE_ENV)
     path = table_path(path)
     text = read_user_file(path, "table", TableError)
+    shown = shown_path(path)
     try:
-        data = json.loads(text, object_pairs_hook=reject_duplicate_keys)
+        data = json.loads(text, object_pairs_hook=reject_duplicate_keys, parse_constant=refuse_json_constant)
     except json.JSONDecodeError as exc:
-        raise TableError(f"table {path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+        raise TableError(f"table {shown}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except TableError as exc:
-        raise TableError(f"table {path}: {exc}") from None
+        raise TableError(f"table {shown}: {exc}") from None
     except RecursionError:
-        raise TableError(f"table {path}: nested too deeply to be a compatibility table") from None
+        raise TableError(f"table {shown}: nested too deeply to be a compatibility table") from None
+    except ValueError as exc:  # an integer over CPython's 4300-digit limit, NaN, Infinity
+        raise TableError(f"table {shown}: {json_value_problem(exc)}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        bad = _lone_surrogate_path(data)
+        if bad:
+            raise TableError(f"table {shown}: {bad}: not valid Unicode (a lone surrogate escape)")
     overlay = None
     if not explicit:  # the overlay of `table update` lies over the shipped table; --table FILE wins
         from .overlay import with_overlay
@@ -89,8 +150,8 @@ def load_table(path: Optional[str] = None) -> CompatTable:
     try:
         return parse_table(data, path)
     except TableError as exc:
-        merged = f" with the overlay {overlay} (`cudadoctor table update --clear` removes it)" if overlay else ""
-        raise TableError(f"table {path}{merged}: {exc}") from None
+        merged = f" with the overlay {shown_path(overlay)} (`cudadoctor table update --clear` removes it)" if overlay else ""
+        raise TableError(f"table {shown}{merged}: {exc}") from None
 
 
 def load_families(path: str, table: CompatTable) -> CompatTable:
@@ -129,7 +190,103 @@ def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]]
 
 def load_snapshot(path: str) -> HostFacts:
     """Read a snapshot file; every failure is a SnapshotError with a one-line message."""
-    return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {path}")
+    return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {shown_path(path)}")
+
+
+class OutputError(Exception):
+    """A file cudadoctor was asked to write that it cannot or must not write; one-line message."""
+
+
+def check_output_target(path: str, force: bool = False) -> None:
+    """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
+    device or a directory always, and an existing file that is not a cudadoctor snapshot unless
+    ``force``."""
+    from .model.snapshot import SNAPSHOT_KIND
+
+    shown = shown_path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
+        raise OutputError(f"cannot write {shown}: {reason}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"cannot write {shown}: is a directory (give a file name)")
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(f"cannot write {shown}: not a regular file (to print the snapshot, use --json)")
+    if force:
+        return
+    try:
+        data = json.loads(read_user_file(path, "existing file", OutputError))
+        is_snapshot = isinstance(data, dict) and data.get("kind") == SNAPSHOT_KIND
+    except (OutputError, ValueError, RecursionError):
+        is_snapshot = False
+    if not is_snapshot:
+        raise OutputError(f"{shown} exists and is not a cudadoctor snapshot: give --force to replace it")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a reader sees the old file or the new one, never part
+    of one: the text goes to a temporary file in the same directory, is flushed and fsynced, and
+    is renamed over the target (then the directory is fsynced, so the rename survives a crash).
+    A symlink is followed (its target is replaced); an existing file keeps its permissions."""
+    import signal
+    import tempfile
+
+    shown = shown_path(path)
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    temp = None
+    # SIGTERM mid-write ends the process through the cleanup below, not around it.
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    except ValueError:  # not the main thread: leave the handler alone
+        previous = None
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+        temp = None
+        _fsync_directory(directory)
+    except OSError as exc:
+        raise OutputError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _fsync_directory(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems cannot fsync a directory; the rename itself is still atomic
+        pass
+    finally:
+        os.close(fd)
 
 
 def json_files_under(directory: str) -> tuple[list[str], list[str]]:

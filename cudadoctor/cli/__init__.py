@@ -14,7 +14,8 @@ from typing import Optional, Sequence
 import click
 
 from ..about import __version__
-from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError
+from ..report.console import prepare_streams
+from .errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, InputError, say_error
 
 # command name -> (module in this package, the click command in it). A run imports only the
 # module of the command it runs (click's documented pattern for lazily loaded subcommands).
@@ -69,26 +70,34 @@ def cli(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
+def _shorter(message: str, suffix: str) -> str:
+    """The message, cut so that the suffix that follows it still fits in one bounded line."""
+    from ..model.text import LINE_LIMIT, one_line
+
+    return one_line(message, max(LINE_LIMIT - len(suffix) - 40, 80))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console-script entry: one-line errors, the documented exit codes, never a traceback."""
+    prepare_streams()
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="cudadoctor", standalone_mode=False)
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        click.echo(f"cudadoctor: error: {exc.format_message()}{where}", err=True)
+        say_error(f"error: {_shorter(exc.format_message(), where)}{where}")
         status = EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
         status = exc.exit_code
     except click.exceptions.Abort:
-        click.echo("cudadoctor: aborted", err=True)
+        say_error("aborted")
         status = 130
     except KeyboardInterrupt:
         status = 130
     except BrokenPipeError:
         status = EXIT_FAIL
     except Exception as exc:  # a bug: say so in one line rather than dump a traceback on a user
-        click.echo(f"cudadoctor: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        say_error(f"internal error: {type(exc).__name__}: {_shorter(str(exc), ' (please report this)')} (please report this)")
         status = EXIT_INTERNAL
     sys.exit(status if isinstance(status, int) else 0)
 

@@ -9,12 +9,13 @@ import click
 from ..model.record import replace
 from .errors import InputError
 from .help import SectionedCommand
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, start_nvml_probe, today_or_fail, user_values_or_fail
 from .options import (
     container_options,
     families_options,
     host_options,
     non_empty,
+    nvml_options,
     table_options,
     target_options,
     verbosity_options,
@@ -25,8 +26,8 @@ from .options import (
     cls=SectionedCommand,
     sections={
         "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory"),
-        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime"),
-        "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime", "nvml_timeout"),
+        "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout", "pull_timeout", "smoke_timeout"),
         "Output": ("as_json", "strict", "quiet", "verbose", "help"),
         "Table and team defaults": ("table_path", "families_path", "config_path"),
     },
@@ -50,6 +51,7 @@ from .options import (
 @container_options
 @click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line together with the image it names (that image is the one judged).")
 @verbosity_options
+@nvml_options
 @click.pass_context
 def check(ctx: click.Context, /, **options: Any) -> None:
     """Check that this host can run a CUDA PyTorch workload, and say why not."""
@@ -62,18 +64,31 @@ def check(ctx: click.Context, /, **options: Any) -> None:
     if (pull or smoke) and image is None and options["run_line"] is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"], options["run_line"])
-    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
-    request = request_or_fail(
-        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
-        today=today_or_fail(), newer_ok=True,
-    )
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"])
+    nvml = start_nvml_probe(options["snapshot"], options["nvml_timeout"])
+    try:
+        table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
+        request = request_or_fail(
+            table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
+            today=today_or_fail(), newer_ok=True,
+        )
+        facts = gather_facts(
+            table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
+            options["nvml_timeout"], nvml,
+        )  # fmt: skip
+    except BaseException:
+        if nvml is not None:
+            nvml.cancel()
+        raise
     image_facts = None
     if request.image is not None or smoke or options["docker"]:
-
         from ..probe.containers import probe_containers
+        from ..report.console import status_line
 
-        docker_facts, image_facts = probe_containers(request.image, pull, smoke, options["docker"], options["timeout"])
+        docker_facts, image_facts = probe_containers(
+            request.image, pull, smoke, options["docker"], options["timeout"],
+            pull_timeout=options["pull_timeout"], smoke_timeout=options["smoke_timeout"],
+            progress=status_line() if (pull or smoke) else None,
+        )  # fmt: skip
         if docker_facts is not None:
             facts = replace(facts, docker=docker_facts)
     result = run_check(facts, table, request, image=image_facts)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..compat.table import CompatTable
     from ..doctor.request import Request, UserValues
     from ..model.facts import HostFacts
+    from ..probe.nvml import NvmlProbe
 
 
 def load_table_or_fail(path: Optional[str], families: Optional[str] = None, config: Optional[str] = None) -> "CompatTable":
@@ -94,9 +95,16 @@ def today_or_fail() -> Optional[str]:
 
 
 def gather_facts(
-    table: "CompatTable", snapshot: Optional[str], driver: Optional[str], gpus: Sequence[str], torch_runtime: bool = False
+    table: "CompatTable",
+    snapshot: Optional[str],
+    driver: Optional[str],
+    gpus: Sequence[str],
+    torch_runtime: bool = False,
+    nvml_timeout: Optional[float] = None,
+    nvml: Optional["NvmlProbe"] = None,
 ) -> "HostFacts":
-    """The snapshot's facts, or this host's; then the what-if values (validated before probing)."""
+    """The snapshot's facts, or this host's; then the what-if values (validated before probing).
+    ``nvml`` is the NVML probe start_nvml_probe began, if any."""
     if driver or gpus:
         from ..host.whatif import WhatIfError, parse_driver, parse_gpu
 
@@ -118,12 +126,25 @@ def gather_facts(
     else:
         from ..probe.host import probe_host
 
-        facts = probe_host(torch_runtime=torch_runtime)
+        if nvml_timeout is None:
+            facts = probe_host(torch_runtime=torch_runtime, nvml=nvml)
+        else:
+            facts = probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout, nvml=nvml)
     if not (driver or gpus):
         return facts
     from ..host.whatif import apply_what_if
 
     return apply_what_if(facts, table, driver, gpus)
+
+
+def start_nvml_probe(snapshot: Optional[str], nvml_timeout: float) -> Optional["NvmlProbe"]:
+    """When this host will be probed (no --snapshot), start NVML's child now, so that the driver
+    initialises while the table is loaded; the caller hands it to gather_facts, or cancels it."""
+    if snapshot:
+        return None
+    from ..probe.nvml import NvmlWatch
+
+    return NvmlWatch.start(nvml_timeout)
 
 
 def emit_json(data: Any) -> None:

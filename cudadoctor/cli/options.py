@@ -69,6 +69,18 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def nvml_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--nvml-timeout",
+        type=click.FloatRange(0.1, 600),
+        callback=finite,
+        default=10.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on reading the driver through NVML; a driver that hangs longer is reported (nvml-hung).",
+    )(fn)
+
+
 def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--timeout",
@@ -77,7 +89,25 @@ def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         default=5.0,
         show_default=True,
         metavar="SECONDS",
-        help="Bound on each call to the Docker daemon.",
+        help="Bound on each conversation with the Docker daemon (connecting, version, info, inspecting the image).",
+    )(fn)
+    fn = click.option(
+        "--pull-timeout",
+        type=click.FloatRange(1, 86400),
+        callback=finite,
+        default=1800.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on --pull (pulling moves gigabytes).",
+    )(fn)
+    fn = click.option(
+        "--smoke-timeout",
+        type=click.FloatRange(1, 86400),
+        callback=finite,
+        default=180.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Bound on --smoke: creating, starting and waiting for the container, and reading its output.",
     )(fn)
     fn = click.option("--docker", is_flag=True, help="Check that Docker can run GPU containers (daemon, NVIDIA runtime, CDI).")(fn)
     fn = click.option("--smoke", is_flag=True, help="Run --image once with GPUs, no network, removed afterwards, and report what happened.")(fn)

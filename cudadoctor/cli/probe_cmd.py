@@ -9,34 +9,50 @@ import click
 
 from .errors import InputError
 from .inputs import emit_json
+from .options import non_empty, nvml_options
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the host facts as JSON (a snapshot).")
-@click.option("--output", "-o", metavar="FILE", help="Write the snapshot to FILE.")
+@click.option(
+    "--output", "-o", metavar="FILE", callback=non_empty,
+    help="Write the snapshot to FILE (atomically: a reader sees the old file or the new one).",
+)  # fmt: skip
+@click.option("--force", is_flag=True, help="With --output: replace FILE even if it is not a cudadoctor snapshot.")
 @click.option("--torch-runtime", is_flag=True, help="Also import the installed torch (in a child process) and record what it says about CUDA.")
 @click.option("--nfd", is_flag=True, help="Print this host's verdicts as a Node Feature Discovery feature file (features.d).")
-def probe(as_json: bool, output: Optional[str], torch_runtime: bool = False, nfd: bool = False) -> None:
+@nvml_options
+def probe(
+    as_json: bool, output: Optional[str], force: bool = False, torch_runtime: bool = False, nfd: bool = False,
+    nvml_timeout: float = 5.0,
+) -> None:
     """Read the host's facts (driver, GPUs, ...) without judging them."""
     from ..model.snapshot import snapshot_to_dict
     from ..probe.host import probe_host
 
     if nfd:
-        _print_nfd(as_json or bool(output), torch_runtime)
+        _print_nfd(as_json or bool(output), torch_runtime, nvml_timeout)
         return
-    data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime))
     if output:
+        from ..loader import OutputError, check_output_target
+
+        try:  # before probing: a wrong target is reported at once, and nothing is written to it
+            check_output_target(output, force)
+        except OutputError as exc:
+            raise InputError(str(exc)) from None
+    data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout))
+    if output:
+        from ..loader import OutputError, write_atomically
+
         try:
-            with open(output, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=2)
-                handle.write("\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+            write_atomically(output, json.dumps(data, indent=2) + "\n")
+        except OutputError as exc:
+            raise InputError(str(exc)) from None
     if as_json or not output:
         emit_json(data)
 
 
-def _print_nfd(conflict: bool, torch_runtime: bool) -> None:
+def _print_nfd(conflict: bool, torch_runtime: bool, nvml_timeout: float) -> None:
     """--nfd: the feature lines on stdout (a DaemonSet renames them into features.d itself)."""
     if conflict:
         raise click.UsageError("--nfd prints a feature file: give it without --json or --output")
@@ -46,4 +62,4 @@ def _print_nfd(conflict: bool, torch_runtime: bool) -> None:
     from .inputs import load_table_or_fail
 
     table = load_table_or_fail(None)
-    click.echo("\n".join(nfd_features(probe_host(torch_runtime=torch_runtime), table, __version__)))
+    click.echo("\n".join(nfd_features(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout), table, __version__)))

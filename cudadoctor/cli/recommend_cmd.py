@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_FAIL, EXIT_OK, InputError
+from .errors import EXIT_FAIL, EXIT_OK, InputError, say
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
-from .options import families_options, host_options, table_options, target_options
+from .options import families_options, host_options, nvml_options, table_options, target_options
 
 
 @click.command()
@@ -18,6 +18,7 @@ from .options import families_options, host_options, table_options, target_optio
 @target_options
 @table_options
 @families_options
+@nvml_options
 @click.option(
     "--format",
     "fmt",
@@ -45,7 +46,7 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
     if request.ngc is not None and want_wheel:
         raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"])
+    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"])
     rec = recommend_for(facts, table, request)
     if not rec.found:
         # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);
@@ -61,9 +62,9 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
         render_no_fit(make_console(sys.stderr), rec, wheel=want_wheel)
         ctx.exit(EXIT_FAIL)
     if fmt == "tag":
-        click.echo(rec.image)
+        say(rec.image or "")
     elif fmt == "index-url":
-        click.echo(rec.wheel_index_url)
+        say(rec.wheel_index_url or "")
     elif fmt == "json":
         from ..report.payload import recommend_payload
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from .errors import InputError
+from ..model.text import shown_path
+from .errors import InputError, say
 from .inputs import emit_json, load_table_or_fail
 from .options import families_options, non_empty, table_options
 
@@ -47,8 +48,8 @@ def table(ctx: click.Context, /, **options: Any) -> None:
         if options["as_json"]:
             emit_json(summary)
         else:
-            click.echo(
-                f"{validate_path}: valid ({summary['cuda_releases']} CUDA driver rows, {summary['pytorch_releases']} PyTorch "
+            say(
+                f"{shown_path(validate_path)}: valid ({summary['cuda_releases']} CUDA driver rows, {summary['pytorch_releases']} PyTorch "
                 f"releases, {summary['gpus']} GPUs, {summary['image_families']} image families, {summary['sources']} sources)"
             )
         return

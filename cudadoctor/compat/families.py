@@ -22,6 +22,7 @@ from typing import Any
 from ..model.record import replace
 from .table import CompatTable, Source, TableError
 from .validate import parse_family
+from ..model.text import quoted, shown_path, unquoted
 
 class FamiliesError(ValueError):
     """The families file cannot be used; the message names the file, the family and the rule."""
@@ -38,6 +39,8 @@ def _toml_loads(text: str) -> dict[str, Any]:
         raise FamiliesError(f"not valid TOML ({exc})") from None
     except RecursionError:
         raise FamiliesError("nested too deeply to be a families file") from None
+    except ValueError:  # an integer over CPython's 4300-digit limit
+        raise FamiliesError("not a usable families file (a number in it is too long)") from None
 
 
 def parse_families(text: str, table: CompatTable, path: str) -> CompatTable:
@@ -45,13 +48,13 @@ def parse_families(text: str, table: CompatTable, path: str) -> CompatTable:
     try:
         return add_families(_toml_loads(text), table, path)
     except (FamiliesError, TableError) as exc:
-        raise FamiliesError(f"families file {path}: {exc}") from None
+        raise FamiliesError(f"families file {shown_path(path)}: {exc}") from None
 
 
 def add_families(data: dict[str, Any], table: CompatTable, path: str) -> CompatTable:
     unknown = sorted(set(data) - {"family"})
     if unknown:
-        raise FamiliesError(f"unknown top-level key {unknown[0]!r} (expected [[family]] tables)")
+        raise FamiliesError(f"unknown top-level key {quoted(unknown[0])} (expected [[family]] tables)")
     entries = data.get("family")
     if not isinstance(entries, list) or not entries:
         raise FamiliesError("defines no family (add a [[family]] table with name, repository and tag_template)")
@@ -67,10 +70,10 @@ def add_families(data: dict[str, Any], table: CompatTable, path: str) -> CompatT
             raise FamiliesError(f"family #{i + 1}: 'name' must be a non-empty string")
         extra = sorted(set(entry) - {"name", "repository", "tag_template", "description", "offers"})
         if extra:
-            raise FamiliesError(f"family[{name}]: unknown key {extra[0]!r}")
+            raise FamiliesError(f"family[{unquoted(name)}]: unknown key {quoted(extra[0])}")
         family = parse_family(entry, "family", releases, source.key)
         if family.name in taken:
-            raise FamiliesError(f"family[{name}]: the name is already used by another family")
+            raise FamiliesError(f"family[{unquoted(name)}]: the name is already used by another family")
         taken.add(family.name)
         families.append(family)
     return replace(

@@ -1,4 +1,4 @@
-"""NVIDIA's NGC PyTorch containers (``nvcr.io/nvidia/pytorch:YY.MM-py3``): one image per monthly
+"""NVIDIA's NGC PyTorch containers (tags ``YY.MM-py3`` of NVIDIA's NGC PyTorch repository): one image per monthly
 release, each with its own CUDA, its own PyTorch build and its own driver rules. Pure.
 
 These do not follow the wheel families' pattern (one tag per PyTorch release and CUDA variant):

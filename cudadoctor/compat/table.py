@@ -363,7 +363,7 @@ class CompatTable:
     # anyway to refuse duplicates); empty for a table built otherwise: then built on first use.
     gpu_names: dict[str, GpuModel] = field(default_factory=dict, repr=False)
     ngc_releases: tuple[NgcRelease, ...] = ()  # NGC PyTorch monthly releases, oldest first
-    ngc_families: tuple[NgcFamily, ...] = ()  # image families of kind "ngc" (nvcr.io/nvidia/pytorch)
+    ngc_families: tuple[NgcFamily, ...] = ()  # image families of kind "ngc" (NVIDIA's NGC PyTorch repository)
 
     # --- sources ---------------------------------------------------------------------------
 

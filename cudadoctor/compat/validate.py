@@ -9,6 +9,7 @@ JSON comes in already parsed (see table.load_table).
 from __future__ import annotations
 
 import re
+import string
 from typing import Any, Iterable, Optional
 
 from .ngc import NgcError, check_derived, parse_ngc_family, parse_ngc_release
@@ -37,17 +38,18 @@ from .table import (
     normalise_gpu_name,
 )
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
+from ..model.text import quoted
 
-_VARIANT_RE = re.compile(r"^cu(\d{2,3})$")
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_RELEASE_RE = re.compile(r"^\d+\.\d+$")
-_FULL_RELEASE_RE = re.compile(r"^\d+\.\d+\.\d+$")
+_VARIANT_RE = re.compile(r"^cu(\d{2,3})\Z", re.ASCII)
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z", re.ASCII)
+_RELEASE_RE = re.compile(r"^\d+\.\d+\Z", re.ASCII)
+_FULL_RELEASE_RE = re.compile(r"^\d+\.\d+\.\d+\Z", re.ASCII)
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise TableError(f"duplicate key {key!r}{_object_label(pairs)} (each key may appear once per object)")
+            raise TableError(f"duplicate key {quoted(key)}{_object_label(pairs)} (each key may appear once per object)")
         result[key] = value
     return result
 
@@ -57,7 +59,7 @@ def _object_label(pairs: list[tuple[str, Any]]) -> str:
     for ident in ("version", "name", "cc", "cuda", "cuda_major", "branch"):
         for key, value in pairs:
             if key == ident and isinstance(value, (str, int)):
-                return f" in the entry with {ident} {value!r}"
+                return f" in the entry with {ident} {quoted(value)}"
     return ""
 
 
@@ -88,7 +90,7 @@ class _Reader:
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise TableError(f"{where}: {key!r} must be a non-empty string")
+            raise TableError(f"{where}: {quoted(key)} must be a non-empty string")
         return value
 
     def source(self, entry: dict[str, Any], where: str) -> str:
@@ -96,7 +98,7 @@ class _Reader:
         if not isinstance(key, str) or not key:
             raise TableError(f"{where}: missing source (every entry must name where its facts come from)")
         if key not in self.sources:
-            raise TableError(f"{where}: source {key!r} is not defined under 'sources'")
+            raise TableError(f"{where}: source {quoted(key)} is not defined under 'sources'")
         return key
 
     def parse(self, parser: Any, value: Any, where: str, key: str) -> Any:
@@ -127,7 +129,7 @@ def _in_order(items: Iterable[Any], key: Any, where: str, what: str) -> None:
 def _flag(entry: dict[str, Any], key: str, where: str, default: bool) -> bool:
     value = entry.get(key, default)
     if not isinstance(value, bool):
-        raise TableError(f"{where}: {key!r} must be true or false")
+        raise TableError(f"{where}: {quoted(key)} must be true or false")
     return value
 
 
@@ -142,7 +144,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
     """Validate parsed JSON and build the table; TableError names the first broken rule."""
     top = _Reader.obj(data, "top level")
     if top.get("schema") != TABLE_SCHEMA:
-        raise TableError(f"schema {top.get('schema')!r} is not supported (expected {TABLE_SCHEMA})")
+        raise TableError(f"schema {quoted(top.get('schema'))} is not supported (expected {TABLE_SCHEMA})")
     updated = top.get("updated")
     if not isinstance(updated, str) or not _DATE_RE.match(updated):
         raise TableError("'updated' must be a date written YYYY-MM-DD")
@@ -169,7 +171,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         windows = entry.get("min_driver_windows")
         kind = entry.get("kind", "")
         if kind not in ("", "GA", "update", "RC"):
-            raise TableError(f"{where}: kind {kind!r} must be GA, update or RC")
+            raise TableError(f"{where}: kind {quoted(kind)} must be GA, update or RC")
         cuda_releases.append(
             CudaRelease(
                 version=version,
@@ -287,13 +289,13 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             r.source({"source": key}, f"{where}.alias_sources")
         brand_class = r.text(entry, "brand_class", where) or ""
         if brand_class not in BRAND_CLASSES:
-            raise TableError(f"{where}: brand_class {brand_class!r} is not one of {', '.join(BRAND_CLASSES)}")
+            raise TableError(f"{where}: brand_class {quoted(brand_class)} is not one of {', '.join(BRAND_CLASSES)}")
         cc = known_cc(entry.get("cc"), where, "cc")
         claimed: dict[str, None] = {}  # the same entry may spell a name twice ("A100" and "NVIDIA A100")
         for alias in [name] + aliases + unverified:
             key = normalise_gpu_name(alias)
             if key in seen_names and key not in claimed:
-                raise TableError(f"{where}: name {alias!r} is already used by gpus[{seen_names[key]}]")
+                raise TableError(f"{where}: name {quoted(alias)} is already used by gpus[{seen_names[key]}]")
             seen_names[key] = name
             claimed[key] = None
         info = cc_rows[cc]
@@ -301,7 +303,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             name=name,
             aliases=tuple(aliases),
             cc=cc,
-            architecture=entry.get("architecture") or info.architecture,
+            architecture=r.text(entry, "architecture", where, required=False) or info.architecture,
             brand_class=brand_class,
             source=r.source(entry, where),
             unverified_aliases=tuple(unverified),
@@ -351,14 +353,14 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         entry = r.obj(entry, where)
         version = r.text(entry, "version", where) or ""
         if not _RELEASE_RE.match(version):
-            raise TableError(f"{where}: version {version!r} must be MAJOR.MINOR, such as 2.5")
+            raise TableError(f"{where}: version {quoted(version)} must be MAJOR.MINOR, such as 2.5")
         where = f"pytorch_releases[{version}]"
         full = r.text(entry, "full_version", where) or ""
         if not _FULL_RELEASE_RE.match(full) or not full.startswith(version + "."):
-            raise TableError(f"{where}: full_version {full!r} must be {version}.PATCH")
+            raise TableError(f"{where}: full_version {quoted(full)} must be {version}.PATCH")
         released = entry.get("released")
         if released is not None and (not isinstance(released, str) or not _DATE_RE.match(released)):
-            raise TableError(f"{where}: released {released!r} must be a date written YYYY-MM-DD (or null when unknown)")
+            raise TableError(f"{where}: released {quoted(released)} must be a date written YYYY-MM-DD (or null when unknown)")
         variants = []
         for j, ventry in enumerate(r.array(entry.get("variants"), f"{where}.variants")):
             vwhere = f"{where}.variants[{j}]"
@@ -366,14 +368,14 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             name = r.text(ventry, "name", vwhere) or ""
             match = _VARIANT_RE.match(name)
             if not match:
-                raise TableError(f"{vwhere}: variant name {name!r} must look like cu121")
+                raise TableError(f"{vwhere}: variant name {quoted(name)} must look like cu121")
             vwhere = f"{where}.variants[{name}]"
             cuda = r.parse(CudaVersion.parse, ventry.get("cuda"), vwhere, "cuda")
             if f"cu{cuda.major}{cuda.minor}" != name:
                 raise TableError(f"{vwhere}: cuda {cuda} does not match the variant name {name}")
             evidence = ventry.get("evidence", "")
             if evidence not in _EVIDENCE:
-                raise TableError(f"{vwhere}: evidence {evidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
+                raise TableError(f"{vwhere}: evidence {quoted(evidence)} must be one of {', '.join(e for e in _EVIDENCE if e)}")
             # A CUDA newer than the driver rows is judged by its major's minor-version floor; only a
             # variant seen on the wheel index (inferred / unverified) may name one.
             newer_than_rows = evidence in ("inferred", "unverified") and cuda.major in {m.cuda_major for m in minor}
@@ -386,7 +388,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 not isinstance(first_patch, str) or not _FULL_RELEASE_RE.match(first_patch)
                 or not first_patch.startswith(version + ".")
             ):
-                raise TableError(f"{vwhere}: first_patch {first_patch!r} must be {version}.PATCH")
+                raise TableError(f"{vwhere}: first_patch {quoted(first_patch)} must be {version}.PATCH")
             if first_patch is not None and _patch(first_patch) > _patch(full):
                 raise TableError(f"{vwhere}: first_patch {first_patch} is newer than full_version {full}")
             builds = []
@@ -402,7 +404,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 bentry = r.obj(bentry, bwhere)
                 bevidence = bentry.get("evidence", "")
                 if bevidence not in _EVIDENCE or not bevidence:
-                    raise TableError(f"{bwhere}: evidence {bevidence!r} must be one of {', '.join(e for e in _EVIDENCE if e)}")
+                    raise TableError(f"{bwhere}: evidence {quoted(bevidence)} must be one of {', '.join(e for e in _EVIDENCE if e)}")
                 barch, bptx = code_lists(bentry, cuda, bwhere, may_be_empty=bevidence == "unverified")
                 builds.append(
                     PlatformBuild(
@@ -414,8 +416,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             if not isinstance(inferred_from, str) or (evidence == "inferred") != bool(inferred_from):
                 raise TableError(f"{vwhere}: inferred_from must name the release and variant an inferred arch list comes from (and only then)")
             cudnn = ventry.get("cudnn")
-            if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*$", cudnn)):
-                raise TableError(f"{vwhere}: cudnn {cudnn!r} must be a dotted version")
+            if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*\Z", cudnn, re.ASCII)):
+                raise TableError(f"{vwhere}: cudnn {quoted(cudnn)} must be a dotted version")
             variants.append(
                 WheelVariant(
                     name=name,
@@ -436,8 +438,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             raise TableError(f"{where}: lists no CUDA variant")
         _in_order(variants, lambda v: v.cuda, f"{where}.variants", "variant")
         default = entry.get("default_variant")
-        if default is not None and default not in {v.name for v in variants}:
-            raise TableError(f"{where}: default_variant {default!r} is not one of its variants")
+        if default is not None and (not isinstance(default, str) or default not in {v.name for v in variants}):
+            raise TableError(f"{where}: default_variant {quoted(default)} is not one of its variants")
         releases.append(
             PytorchRelease(
                 version=version,
@@ -597,6 +599,26 @@ def platform_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _template_fields(template: str, where: str) -> list[str]:
+    """The {field} names a tag template uses, read as str.format reads it; a stray brace, a
+    conversion or format spec, or a brace left in the text (tags have none) is refused here,
+    before a check would format it."""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        raise TableError(f"{where}: tag_template {quoted(template)} has an unmatched {{ or }}") from None
+    used = []
+    for literal, field_name, spec, conversion in parts:
+        if "{" in literal or "}" in literal:
+            raise TableError(f"{where}: tag_template {quoted(template)} has a literal brace (image tags have none)")
+        if field_name is None:
+            continue
+        if spec or conversion:
+            raise TableError(f"{where}: tag_template {quoted(template)}: write fields plainly, as {{torch}}")
+        used.append(field_name)
+    return used
+
+
 def parse_family(
     entry: dict[str, Any], where: str, releases: dict[str, PytorchRelease], source: str
 ) -> ImageFamily:
@@ -605,7 +627,7 @@ def parse_family(
     where = f"image_families[{name}]" if where.startswith("image_families") else f"{where}[{name}]"
     repository = _Reader.text(entry, "repository", where) or ""
     template = _Reader.text(entry, "tag_template", where) or ""
-    used = re.findall(r"{([^{}]*)}", template)
+    used = _template_fields(template, where)
     for field_name in used:
         if field_name not in _TEMPLATE_FIELDS:
             raise TableError(
@@ -615,7 +637,7 @@ def parse_family(
     # Every (release, variant) needs a tag of its own.
     if not {"torch", "torch_full"} & set(used) or not {"variant", "cuda"} & set(used):
         raise TableError(
-            f"{where}: tag_template {template!r} must name the release ({{torch}} or {{torch_full}}) "
+            f"{where}: tag_template {quoted(template)} must name the release ({{torch}} or {{torch_full}}) "
             "and the CUDA variant ({variant} or {cuda})"
         )
     offers_raw = entry.get("offers")

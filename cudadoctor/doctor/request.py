@@ -14,11 +14,12 @@ from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
 from ..model.runline import RunLine
+from ..model.text import quoted
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
 
-_RELEASE_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_RELEASE_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?\Z", re.ASCII)
 
 
 class RequestError(ValueError):
@@ -52,13 +53,13 @@ def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchReleas
         return release
     known = ", ".join(r.version for r in table.pytorch_releases)
     if not _RELEASE_TEXT.match(text):
-        raise RequestError(f"invalid --torch {version!r}: expected a PyTorch release such as 2.5 (known: {known})")
+        raise RequestError(f"invalid --torch {quoted(version)}: expected a PyTorch release such as 2.5 (known: {known})")
     if is_newer_than_table(table, text):
         raise RequestError(
             f"PyTorch {text} is newer than the table knows ({known}): run `cudadoctor table update` to read it "
             "from PyTorch's wheel index (or give a newer table with --table)"
         )
-    raise RequestError(f"unknown PyTorch release {version!r}: the table knows {known} (a newer table can be given with --table)")
+    raise RequestError(f"unknown PyTorch release {quoted(version)}: the table knows {known} (a newer table can be given with --table)")
 
 
 def is_newer_than_table(table: CompatTable, text: str) -> bool:
@@ -75,7 +76,7 @@ def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
     family = table.family(name.strip())
     if family is None:
         known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
-        raise RequestError(f"unknown image family {name!r}: known families are {known}")
+        raise RequestError(f"unknown image family {quoted(name)}: known families are {known}")
     return family
 
 
@@ -97,12 +98,12 @@ def parse_requirements(requirements: Sequence[str]) -> tuple[str, ...]:
     for text in requirements:
         if not text.replace(",", " ").strip():
             # libnvidia-container would take it as satisfied; on a command line it is a mistake.
-            raise RequestError(f"--require {text!r}: no condition in it: give e.g. 'cuda>=12.8' or 'driver>=550'")
+            raise RequestError(f"--require {quoted(text)}: no condition in it: give e.g. 'cuda>=12.8' or 'driver>=550'")
         try:
             validate_requirement(text)
         except RequirementError as exc:
             shown = text if len(text) <= 80 else text[:77] + "..."
-            raise RequestError(f"--require {shown!r}: bad token {exc.token[:80]!r}: {exc.reason}") from None
+            raise RequestError(f"--require {quoted(shown)}: bad token {quoted(exc.token[:80])}: {exc.reason}") from None
     return tuple(requirements)
 
 
@@ -196,7 +197,7 @@ def resolve_request(
         pinned = release.variant(variant.strip())
         if pinned is None:
             known = ", ".join(v.name for v in release.variants)
-            raise RequestError(f"PyTorch {release.version} has no variant {variant!r}: it ships {known}")
+            raise RequestError(f"PyTorch {release.version} has no variant {quoted(variant)}: it ships {known}")
         if not pinned.verified:
             raise RequestError(
                 f"PyTorch {release.version} {pinned.name}: no source settles which GPUs its wheels carry code for "

@@ -129,8 +129,13 @@ class HostView:
         return memo
 
     def visible_devices_excluding(self, excluded: Sequence[GpuFacts]) -> Optional[str]:
-        """The CUDA_VISIBLE_DEVICES setting that keeps every GPU CUDA sees now except ``excluded``."""
-        return visible_devices_excluding(self.facts, excluded, self.visibility)
+        """The CUDA_VISIBLE_DEVICES setting that keeps every GPU CUDA sees now except ``excluded``;
+        memoised per set of excluded GPUs (a check asks once per blocked GPU, with the same set)."""
+        memo = self._memo("_excluding_memo")
+        key = tuple(gpu.index for gpu in excluded)
+        if key not in memo:
+            memo[key] = visible_devices_excluding(self.facts, excluded, self.visibility)
+        return memo[key]  # type: ignore[no-any-return]
 
     # --- the driver against a CUDA version ---------------------------------------------------
 

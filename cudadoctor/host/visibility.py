@@ -176,8 +176,14 @@ def visible_devices_excluding(
         return "CUDA_VISIBLE_DEVICES=" + ",".join(g.uuid or "" for g in keep)
     if view.device_order != "PCI_BUS_ID" and mixed_models(tuple(facts.gpus)):
         # Fastest-first numbering of mixed models is not nvidia-smi's: pin the PCI order.
-        pci = cuda_order(tuple(facts.gpus), "PCI_BUS_ID")
-        ordinals = [str(pci.index(g)) for g in keep]
+        pci = _positions(cuda_order(tuple(facts.gpus), "PCI_BUS_ID"))
+        ordinals = [str(pci[g.index]) for g in keep]
         return "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=" + ",".join(ordinals)
-    ordered = cuda_order(tuple(facts.gpus), view.device_order)
-    return "CUDA_VISIBLE_DEVICES=" + ",".join(str(ordered.index(g)) for g in keep)
+    ordered = _positions(cuda_order(tuple(facts.gpus), view.device_order))
+    return "CUDA_VISIBLE_DEVICES=" + ",".join(str(ordered[g.index]) for g in keep)
+
+
+def _positions(ordered: Sequence[GpuFacts]) -> dict[int, int]:
+    """NVML index -> CUDA ordinal: one dict look-up per GPU instead of tuple.index (a linear scan
+    of record comparisons, which made 1000 --gpu values take minutes)."""
+    return {gpu.index: ordinal for ordinal, gpu in reversed(list(enumerate(ordered)))}

@@ -8,6 +8,7 @@ from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
 from ..compat.table import CompatTable, GpuModel
 from ..model.record import replace
 from ..model.versions import ComputeCapability, DriverVersion, VersionError
+from ..model.text import quoted
 
 
 class WhatIfError(ValueError):
@@ -32,7 +33,7 @@ def resolve_gpu_spec(spec: str, table: CompatTable) -> tuple[Optional[GpuModel],
     """A product the table knows (its model and compute capability), or a bare compute capability."""
     text = spec.strip()
     if not text or len(text) > 100:
-        raise WhatIfError(f"{spec[:40]!r} is not a GPU: give a compute capability such as 8.6 or a product name such as A100")
+        raise WhatIfError(f"{quoted(spec[:40])} is not a GPU: give a compute capability such as 8.6 or a product name such as A100")
     model = table.gpu_model(text)
     if model is not None:
         return model, model.cc
@@ -40,7 +41,7 @@ def resolve_gpu_spec(spec: str, table: CompatTable) -> tuple[Optional[GpuModel],
         cc = ComputeCapability.parse(text)
     except VersionError:
         raise WhatIfError(
-            f"unknown GPU {text!r}: give a compute capability such as 8.6, or a product the table "
+            f"unknown GPU {quoted(text)}: give a compute capability such as 8.6, or a product the table "
             "knows such as A100, H100 or RTX 4090 (list them with `cudadoctor table --gpus`)"
         ) from None
     if table.cc_info(cc) is None:

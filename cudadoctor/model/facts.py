@@ -20,6 +20,9 @@ NVML_DRIVER_MISMATCH = "driver-mismatch"
 NVML_NO_PERMISSION = "no-permission"
 NVML_ERROR = "error"
 NVML_NOT_PROBED = "not-probed"
+NVML_HUNG = "hung"  # an NVML call did not return within --nvml-timeout (the probe's child was killed)
+NVML_CRASHED = "crashed"  # the probe's child died inside NVML (a signal such as SIGSEGV)
+NVML_BAD_DEVICE_COUNT = "bad-device-count"  # NVML reported more GPUs than a host can hold
 NVML_STATES = (
     NVML_OK,
     NVML_LIBRARY_MISSING,
@@ -28,6 +31,9 @@ NVML_STATES = (
     NVML_NO_PERMISSION,
     NVML_ERROR,
     NVML_NOT_PROBED,
+    NVML_HUNG,
+    NVML_CRASHED,
+    NVML_BAD_DEVICE_COUNT,
 )
 
 
@@ -116,7 +122,7 @@ class LibcudaFacts:
 
 
 # libnvidia-ml.so.550.54.14, libcuda.so.550.54.14: the driver's user-space libraries carry its version.
-DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")
+DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)\Z", re.ASCII)
 
 
 def driver_library_version(path: str) -> Optional[str]:
@@ -156,7 +162,7 @@ class SystemFacts:
 class DockerFacts:
     """The Docker Engine as seen from this host."""
 
-    state: str = "not-probed"  # "ok" | "unreachable" | "permission-denied" | "timeout" | "error" | "not-probed"
+    state: str = "not-probed"  # "ok" | "unreachable" | "permission-denied" | "timeout" | "error" | "unexpected-answer" | "not-probed"
     error: Optional[str] = None
     host: Optional[str] = None  # the endpoint used (DOCKER_HOST or the default socket)
     server_version: Optional[str] = None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Optional
 
 from .record import record
+from .text import quoted
 
 HINT_SUFFIX = ", please update your driver to a newer version, or use an earlier cuda container"
 INVALID_MESSAGE = "invalid expression"
@@ -48,7 +49,7 @@ class RequirementError(ValueError):
     """
 
     def __init__(self, token: str, reason: str):
-        super().__init__(f"invalid requirement condition {token!r}: {reason}")
+        super().__init__(f"invalid requirement condition {quoted(token)}: {reason}")
         self.token = token
         self.reason = reason
 
@@ -134,13 +135,13 @@ def parse_condition(text: str) -> Condition:
         end += 1
     run = text[start:end]
     if run not in _OPERATORS:
-        raise RequirementError(text, f"{run!r} is not an operator (use one of = != < <= > >=)")
+        raise RequirementError(text, f"{quoted(run)} is not an operator (use one of = != < <= > >=)")
     value = text[end:]
     if not value:
         raise RequirementError(text, "no value after the operator")
     name = rule.lower() if rule.isascii() else rule
     if name not in RULES:
-        raise RequirementError(text, f"unknown rule {rule!r} (rules: cuda, driver, arch, brand)")
+        raise RequirementError(text, f"unknown rule {quoted(rule)} (rules: cuda, driver, arch, brand)")
     return Condition(text, name, _OPERATORS[run], value)
 
 
@@ -148,12 +149,15 @@ def _version_components(text: str, token: str) -> list[int]:
     """Dotted decimal components as the C comparison walks them (runs of dots separate; leading
     zeros ignored; a leading dot, any other character or an overflowing number is invalid)."""
     if not set(text) <= _VERSION_CHARS:
-        raise RequirementError(token, f"{text!r} is not a version (digits and dots only)")
+        raise RequirementError(token, f"{quoted(text)} is not a version (digits and dots only)")
     if text.startswith("."):
-        raise RequirementError(token, f"{text!r} is not a version (it starts with a dot)")
+        raise RequirementError(token, f"{quoted(text)} is not a version (it starts with a dot)")
+    # Leading zeros do not count; over 20 digits is past 2**64 (and int() refuses 4300).
+    if any(len(part.lstrip("0")) > 20 for part in text.split(".")):
+        raise RequirementError(token, f"{quoted(text)} has a component too large to compare")
     parts = [int(part) for part in text.split(".") if part]
     if any(part >= _MAX_COMPONENT for part in parts):
-        raise RequirementError(token, f"{text!r} has a component too large to compare")
+        raise RequirementError(token, f"{quoted(text)} has a component too large to compare")
     return parts
 
 
@@ -289,6 +293,8 @@ def _legacy_requirement(cuda_version: str) -> Optional[str]:
     head = text.split("-", 1)[0].split("+", 1)[0]
     parts = head.split(".")
     if not 1 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    if any(len(p.lstrip("0")) > 20 for p in parts):  # overflows the toolkit's integers
         return None
     major = int(parts[0])
     minor = int(parts[1]) if len(parts) > 1 else 0

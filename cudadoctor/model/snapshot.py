@@ -8,15 +8,18 @@ keys are ignored, so a snapshot written by a newer version of the same schema st
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from typing import Any, Union
 
 from .facts import NVML_STATES, HostFacts
 from .record import fields, is_record
+from .text import has_lone_surrogate, quoted
 
 SNAPSHOT_SCHEMA = 1
 SNAPSHOT_KIND = "cudadoctor-host-snapshot"
+INT_LIMIT = 2**64  # the largest integer a snapshot may hold (NVML's widest fields are 64-bit)
 
 
 class SnapshotError(ValueError):
@@ -87,27 +90,50 @@ def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
             if f.name in data:
                 kwargs[f.name] = from_jsonable(hints[f.name], data[f.name], f"{path}.{f.name}")
             elif f.required:
-                raise SnapshotError(f"{path}: missing required key {f.name!r}")
+                raise SnapshotError(f"{path}: missing required key {quoted(f.name)}")
         return cls(**kwargs)
     if cls is bool:
         if not isinstance(data, bool):
-            raise SnapshotError(f"{path}: expected true or false, got {data!r}")
+            raise SnapshotError(f"{path}: expected true or false, got {quoted(data)}")
         return data
     if cls is int:
         if isinstance(data, bool) or not isinstance(data, int):
-            raise SnapshotError(f"{path}: expected an integer, got {data!r}")
+            raise SnapshotError(f"{path}: expected an integer, got {quoted(data)}")
+        if not -INT_LIMIT <= data <= INT_LIMIT:  # no fact a host reports is near 2**64
+            raise SnapshotError(f"{path}: the integer {quoted(data)} is out of range (at most {INT_LIMIT})")
         return data
     if cls is float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise SnapshotError(f"{path}: expected a number, got {data!r}")
+            raise SnapshotError(f"{path}: expected a number, got {quoted(data)}")
+        if isinstance(data, int) and not -INT_LIMIT <= data <= INT_LIMIT:
+            raise SnapshotError(f"{path}: the number {quoted(data)} is out of range")
+        if not math.isfinite(data):
+            raise SnapshotError(f"{path}: expected a finite number, got {quoted(data)}")
         return float(data)
     if cls is str:
         if not isinstance(data, str):
-            raise SnapshotError(f"{path}: expected a string, got {data!r}")
+            raise SnapshotError(f"{path}: expected a string, got {quoted(data)}")
+        if has_lone_surrogate(data):
+            raise SnapshotError(f"{path}: the string {quoted(data)} is not valid Unicode (a lone surrogate escape)")
         return data
     if cls is Any:
         return data
     raise SnapshotError(f"{path}: cannot read a value of type {_type_name(cls)}")
+
+
+def refuse_json_constant(name: str) -> Any:
+    """json.loads' hook for NaN, Infinity and -Infinity, which JSON itself does not have."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_value_problem(exc: ValueError) -> str:
+    """What json.loads refused, in words (its int/str limit error names no position)."""
+    text = str(exc)
+    if "is not a JSON number" in text:
+        return text
+    if "digits" in text:
+        return "a number in it is too long (over 4300 digits)"
+    return "not valid JSON"
 
 
 def snapshot_to_dict(facts: HostFacts) -> dict[str, Any]:
@@ -120,12 +146,12 @@ def snapshot_from_dict(data: Any) -> HostFacts:
     schema = data.get("schema")
     if schema != SNAPSHOT_SCHEMA:
         raise SnapshotError(
-            f"snapshot schema {schema!r} is not supported (this cudadoctor reads schema {SNAPSHOT_SCHEMA})"
+            f"snapshot schema {quoted(schema)} is not supported (this cudadoctor reads schema {SNAPSHOT_SCHEMA})"
         )
     facts: HostFacts = from_jsonable(HostFacts, data.get("host"), "$.host")
     if facts.driver.nvml_state not in NVML_STATES:
         raise SnapshotError(
-            f"$.host.driver.nvml_state: {facts.driver.nvml_state!r} is not one of {', '.join(NVML_STATES)}"
+            f"$.host.driver.nvml_state: {quoted(facts.driver.nvml_state)} is not one of {', '.join(NVML_STATES)}"
         )
     return facts
 
@@ -135,11 +161,13 @@ def snapshot_from_dict(data: Any) -> HostFacts:
 def decode_snapshot(text: str, where: str = "snapshot") -> HostFacts:
     """Facts from a snapshot's JSON text; every failure is a SnapshotError naming ``where``."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=refuse_json_constant)
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise SnapshotError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # an integer over CPython's 4300-digit limit, NaN, Infinity
+        raise SnapshotError(f"{where}: {json_value_problem(exc)}") from None
     try:
         return snapshot_from_dict(data)
     except SnapshotError as exc:

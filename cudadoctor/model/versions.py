@@ -10,6 +10,7 @@ import re
 from typing import Optional
 
 from .record import record
+from .text import quoted
 
 __all__ = [
     "VersionError",
@@ -24,9 +25,9 @@ class VersionError(ValueError):
     """A version string that cannot be parsed."""
 
 
-_DRIVER_RE = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,2}$")
-_CUDA_RE = re.compile(r"^\d{1,3}(?:\.\d{1,4}){0,2}$")
-_CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<packed>\d{2,3})[af]?)$")
+_DRIVER_RE = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,2}\Z", re.ASCII)
+_CUDA_RE = re.compile(r"^\d{1,3}(?:\.\d{1,4}){0,2}\Z", re.ASCII)
+_CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<packed>\d{2,3})[af]?)\Z", re.ASCII)
 
 
 
@@ -99,7 +100,7 @@ class DriverVersion(_Dotted):
         value = str(text).strip()
         if not _DRIVER_RE.match(value):
             raise VersionError(
-                f"invalid driver version {text!r}: expected numbers separated by dots, "
+                f"invalid driver version {quoted(text)}: expected numbers separated by dots, "
                 "such as 535.104.05, 570.26 or 550"
             )
         return cls(value, _numbers(value))
@@ -124,7 +125,7 @@ class CudaVersion(_Dotted):
         value = str(text).strip()
         if not _CUDA_RE.match(value):
             raise VersionError(
-                f"invalid CUDA version {text!r}: expected MAJOR.MINOR[.PATCH], such as 12.4 or 12.4.1"
+                f"invalid CUDA version {quoted(text)}: expected MAJOR.MINOR[.PATCH], such as 12.4 or 12.4.1"
             )
         numbers = _numbers(value)
         if len(numbers) == 1:
@@ -135,7 +136,7 @@ class CudaVersion(_Dotted):
     def from_nvml(cls, value: int) -> "CudaVersion":
         """NVML and cuDriverGetVersion encode CUDA 12.4 as 12040 (1000*major + 10*minor)."""
         if value <= 0:
-            raise VersionError(f"invalid CUDA driver version number {value!r}")
+            raise VersionError(f"invalid CUDA driver version number {quoted(value)}")
         return cls((value // 1000, (value % 1000) // 10))
 
     @property
@@ -199,7 +200,7 @@ class ComputeCapability:
         match = _CC_RE.match(value)
         if not match:
             raise VersionError(
-                f"invalid compute capability {text!r}: expected MAJOR.MINOR such as 8.6, or sm_86"
+                f"invalid compute capability {quoted(text)}: expected MAJOR.MINOR such as 8.6, or sm_86"
             )
         if match.group("dot") is not None:
             return cls(int(match.group("dot")), int(match.group("minor")))

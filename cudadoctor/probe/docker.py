@@ -1,9 +1,12 @@
 """Read the Docker Engine and the NVIDIA Container Toolkit on this host.
 
 The docker SDK is imported here only, so a plain ``check`` never loads it. Every call to the
-daemon is bounded: each request by the SDK's socket timeout, and the whole conversation by a
-deadline (a daemon that accepts the connection and never answers must not hang us). Every
-failure becomes a DockerFacts state with the error's own text; nothing here raises.
+daemon is bounded by a deadline for the whole call, not per read: the SDK's socket timeout alone
+lets a daemon that trickles a byte a second stretch a call forever, and one that accepts the
+connection and never answers must not hang us either. The calls run in a worker thread that is
+abandoned at the deadline. What the daemon answers is type-checked before use: an answer of the
+wrong shape is the state "unexpected-answer", not a crash. Every failure becomes a DockerFacts
+state with the error's own text; nothing here raises.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 import shutil
 import socket
 import threading
+import time
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from ..model.facts import DockerFacts
@@ -41,6 +45,7 @@ STATE_UNREACHABLE = "unreachable"
 STATE_PERMISSION = "permission-denied"
 STATE_TIMEOUT = "timeout"
 STATE_ERROR = "error"
+STATE_UNEXPECTED = "unexpected-answer"  # the daemon answered, but not with what the Engine API defines
 
 T = TypeVar("T")
 
@@ -49,8 +54,9 @@ class DeadlineExceeded(Exception):
     pass
 
 
-def run_bounded(fn: Callable[[], T], seconds: float) -> T:
+def run_bounded(fn: Callable[[], T], seconds: float, tick: Optional[Callable[[float], None]] = None) -> T:
     """Run ``fn`` in a daemon thread; raise DeadlineExceeded if it has not returned within ``seconds``.
+    ``tick(elapsed)`` is called about every half second while waiting (a progress line).
     The thread is abandoned (the process exits without waiting for it)."""
     box: dict[str, Any] = {}
 
@@ -61,10 +67,16 @@ def run_bounded(fn: Callable[[], T], seconds: float) -> T:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name="cudadoctor-docker", daemon=True)
+    start = time.monotonic()
+    deadline = start + max(seconds, 0.0)
     worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        raise DeadlineExceeded()
+    while worker.is_alive():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineExceeded()
+        worker.join(min(remaining, 0.5) if tick is not None else remaining)
+        if tick is not None and worker.is_alive():
+            tick(time.monotonic() - start)
     if "error" in box:
         raise box["error"]
     value: T = box["value"]
@@ -125,34 +137,45 @@ def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_
     except Exception as exc:
         return None, _replace(base, state=STATE_ERROR, error=f"cannot import the docker SDK: {exc}", **host_files)
 
-    def talk() -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    def talk() -> tuple[Any, Any, Any]:
         client = docker.from_env(timeout=max(timeout, 0.1))
         return client, client.version(), client.info()
 
     try:
-        client, version, info = run_bounded(talk, timeout * 2 + 1)
+        client, version, info = run_bounded(talk, timeout)
     except DeadlineExceeded:
         return None, _replace(
             base, state=STATE_TIMEOUT, error=f"the Docker daemon at {host} did not answer within {timeout:g} s", **host_files
         )
     except Exception as exc:
         return None, _replace(base, state=classify_error(exc), error=error_text(exc), **host_files)
-    runtimes = info.get("Runtimes") if isinstance(info, dict) else None
-    spec_dirs = info.get("CDISpecDirs") if isinstance(info, dict) else None
+    if not isinstance(version, dict) or not isinstance(info, dict):
+        close_quietly(client)
+        said = f"/version answered {_json_kind(version)} and /info answered {_json_kind(info)}; the Engine API answers objects"
+        return None, _replace(base, state=STATE_UNEXPECTED, error=said, **host_files)
+    runtimes = info.get("Runtimes")
+    spec_dirs = info.get("CDISpecDirs")
     facts = _replace(
         base,
         state=STATE_OK,
-        server_version=_str(version.get("Version")) if isinstance(version, dict) else None,
-        api_version=_str(version.get("ApiVersion")) if isinstance(version, dict) else None,
-        runtimes=tuple(sorted(runtimes)) if isinstance(runtimes, dict) else (),
-        default_runtime=_str(info.get("DefaultRuntime")),
-        os_type=_str(info.get("OSType")),
-        architecture=_str(info.get("Architecture")),
+        server_version=scalar_text(version.get("Version")),
+        api_version=scalar_text(version.get("ApiVersion")),
+        runtimes=tuple(sorted(scalar_text(name) or "?" for name in runtimes)) if isinstance(runtimes, dict) else (),
+        default_runtime=scalar_text(info.get("DefaultRuntime")),
+        os_type=scalar_text(info.get("OSType")),
+        architecture=scalar_text(info.get("Architecture")),
         **host_files,
     )
     if isinstance(spec_dirs, list) and spec_dirs and local:
-        facts = _replace(facts, **_cdi(tuple(str(d) for d in spec_dirs)))
+        dirs = tuple(d for d in (scalar_text(d) for d in spec_dirs[:32]) if d)
+        facts = _replace(facts, **_cdi(dirs))
     return client, facts
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
 
 
 def close_quietly(client: Any) -> None:
@@ -163,8 +186,14 @@ def close_quietly(client: Any) -> None:
             pass
 
 
-def _str(value: Any) -> Optional[str]:
-    return str(value) if value not in (None, "") else None
+def scalar_text(value: Any, limit: int = 200) -> Optional[str]:
+    """A daemon's scalar as text (at most ``limit`` characters); anything else (a list, an object) is unknown."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == "":
+        return None
+    if isinstance(value, int) and value.bit_length() > 256:  # str() refuses 4300 digits
+        return None
+    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _replace(facts: DockerFacts, **changes: Any) -> DockerFacts:

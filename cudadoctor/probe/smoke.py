@@ -7,7 +7,8 @@ error text (e.g. ``could not select device driver "" with capabilities: [[gpu]]`
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from typing import Any, Callable, Optional
 
 from ..model.facts import SmokeFacts
 from .docker import DeadlineExceeded, run_bounded
@@ -39,11 +40,25 @@ def _explanation(exc: BaseException) -> str:
     return str(text).strip()
 
 
-def run_smoke(client: Any, reference: str, timeout: float = SMOKE_TIMEOUT_S) -> SmokeFacts:
+def run_smoke(
+    client: Any, reference: str, timeout: float = SMOKE_TIMEOUT_S, progress: Optional[Callable[[str], None]] = None
+) -> SmokeFacts:
+    """Create, start, wait for and read the container, all within ``timeout`` seconds together
+    (--smoke-timeout); ``progress`` gets the elapsed time against that bound while it runs."""
     try:
         import docker.types
     except Exception as exc:
         return SmokeFacts(error=f"cannot import the docker SDK: {exc}")
+    start = time.monotonic()
+    deadline = start + timeout
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.0)
+
+    def tick(_: float) -> None:
+        if progress is not None:
+            progress(f"smoke run of {reference}: {time.monotonic() - start:.0f} s of {timeout:g} s")
+
     container = None
     try:
         container = run_bounded(
@@ -55,18 +70,22 @@ def run_smoke(client: Any, reference: str, timeout: float = SMOKE_TIMEOUT_S) -> 
                 network_mode="none",
                 labels={"cudadoctor": "smoke"},
             ),
-            timeout,
+            left(),
+            tick,
         )
-        run_bounded(container.start, timeout)
-        status = run_bounded(lambda: container.wait(timeout=timeout), timeout + 5)
-        logs = run_bounded(lambda: container.logs(stdout=True, stderr=True), timeout).decode("utf-8", "replace")
+        run_bounded(container.start, left(), tick)
+        status = run_bounded(lambda: container.wait(timeout=max(left(), 0.1)), left(), tick)
+        raw = run_bounded(lambda: container.logs(stdout=True, stderr=True), left(), tick)
+        logs = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     except DeadlineExceeded:
-        return SmokeFacts(ran=container is not None, error=f"the smoke run did not finish within {timeout:g} s")
+        return SmokeFacts(ran=container is not None, error=f"the smoke run did not finish within {timeout:g} s (--smoke-timeout)")
     except Exception as exc:
         return SmokeFacts(ran=False, error=_explanation(exc))
     finally:
+        if progress is not None:
+            progress("")
         if container is not None:
-            try:
+            try:  # removing a stopped container is quick; a wedged daemon gets a short, fixed bound
                 run_bounded(lambda: container.remove(force=True), 30)
             except BaseException:
                 pass
@@ -74,23 +93,36 @@ def run_smoke(client: Any, reference: str, timeout: float = SMOKE_TIMEOUT_S) -> 
 
 
 def read_smoke_output(status: Any, logs: str) -> SmokeFacts:
+    """SmokeFacts from the container's exit status and output; the probe's JSON line is
+    type-checked field by field (the image's Python printed it, anything may be in it)."""
     code = status.get("StatusCode") if isinstance(status, dict) else None
+    code = code if isinstance(code, int) and not isinstance(code, bool) and -(2**31) <= code < 2**31 else None
     tail = "\n".join(logs.strip().splitlines()[-5:])[-1000:] or None
     result: dict[str, Any] = {}
     for line in logs.splitlines():
         if line.startswith(MARKER):
             try:
-                result = json.loads(line[len(MARKER):])
-            except ValueError:
-                result = {}
+                parsed = json.loads(line[len(MARKER):])
+            except (ValueError, RecursionError):
+                parsed = {}
+            result = parsed if isinstance(parsed, dict) else {}
+    count = result.get("count")
     return SmokeFacts(
         ran=True,
-        exit_code=code if isinstance(code, int) else None,
-        error=result.get("error") or (None if code == 0 else "the probe failed inside the container"),
+        exit_code=code,
+        error=_text(result.get("error")) or (None if code == 0 else "the probe failed inside the container"),
         output=tail,
-        torch_version=result.get("torch"),
-        torch_cuda=result.get("cuda"),
-        cuda_available=result.get("available"),
-        device_count=result.get("count"),
-        cuda_op_ok=result.get("op"),
+        torch_version=_text(result.get("torch")),
+        torch_cuda=_text(result.get("cuda")),
+        cuda_available=_flag(result.get("available")),
+        device_count=count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2**16 else None,
+        cuda_op_ok=_flag(result.get("op")),
     )
+
+
+def _text(value: Any) -> Optional[str]:
+    return value[:1000] if isinstance(value, str) and value else None
+
+
+def _flag(value: Any) -> Optional[bool]:
+    return value if isinstance(value, bool) else None

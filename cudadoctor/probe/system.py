@@ -35,8 +35,8 @@ ENVIRONMENT_VARIABLES = (
 # PCI vendor ids (the PCI-SIG registry, as /sys/bus/pci/devices/*/vendor prints them).
 PCI_VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x1022": "amd", "0x8086": "intel", "0x1a03": "aspeed", "0x102b": "matrox"}
 
-_PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)")
-_PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)")
+_PROC_OPEN = re.compile(r"Open Kernel Module for \S+\s+(\d+(?:\.\d+)+)", re.ASCII)
+_PROC_PROPRIETARY = re.compile(r"Kernel Module\s+(\d+(?:\.\d+)+)", re.ASCII)
 _LIB_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib")
 _CONTAINER_CGROUP_WORDS = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
 
@@ -106,13 +106,21 @@ def probe_kernel_module(fs: _Root) -> KernelModuleFacts:
 def probe_device_nodes(fs: _Root) -> DeviceNodeFacts:
     if not fs.isdir("/dev"):
         return DeviceNodeFacts()
-    gpus = [f"/dev/{name}" for name in fs.listdir("/dev") if re.fullmatch(r"nvidia\d+", name)]
+    gpus = [f"/dev/{name}" for name in fs.listdir("/dev") if re.fullmatch(r"nvidia\d+", name, re.ASCII)]
     gpus.sort(key=lambda path: int(path[len("/dev/nvidia"):]))
     return DeviceNodeFacts(
         nvidiactl=fs.exists("/dev/nvidiactl"),
         nvidia_uvm=fs.exists("/dev/nvidia-uvm"),
         gpu_nodes=tuple(gpus),
     )
+
+
+_PCI_ID = re.compile(r"0x[0-9a-f]{4,6}", re.ASCII)
+
+
+def _pci_id(text: Optional[str], digits: int = 4) -> Optional[str]:
+    value = (text or "").strip().lower()
+    return value if _PCI_ID.fullmatch(value) and len(value) == 2 + digits else None
 
 
 def probe_pci_display_devices(fs: _Root) -> tuple[PciDeviceFacts, ...]:
@@ -122,10 +130,14 @@ def probe_pci_display_devices(fs: _Root) -> tuple[PciDeviceFacts, ...]:
         pci_class = (fs.read(f"{base}/class") or "").strip().lower()
         if not pci_class.startswith("0x03"):  # 0x03xxxx: display controllers (VGA, 3D, other)
             continue
-        vendor_id = (fs.read(f"{base}/vendor") or "").strip().lower()
-        device_id = (fs.read(f"{base}/device") or "").strip().lower() or None
+        # sysfs writes these as 0x followed by hex digits; anything else (bytes that are not UTF-8,
+        # a corrupted file) is unknown rather than carried into the report and snapshots.
+        vendor_id = _pci_id(fs.read(f"{base}/vendor")) or ""
+        device_id = _pci_id(fs.read(f"{base}/device"))
+        pci_class = _pci_id(pci_class, digits=6) or pci_class[:8]
+        shown_address = address.encode("ascii", "backslashreplace").decode("ascii")  # a name that is not UTF-8
         devices.append(
-            PciDeviceFacts(address, PCI_VENDORS.get(vendor_id, vendor_id or "unknown"), vendor_id, device_id, pci_class)
+            PciDeviceFacts(shown_address, PCI_VENDORS.get(vendor_id, vendor_id or "unknown"), vendor_id, device_id, pci_class)
         )
     return tuple(devices)
 

@@ -19,7 +19,7 @@ from ..model.record import replace
 from ..model.target import Target
 from ..recommend import Recommendation
 from ..rules import GROUPS
-from .console import make_console, unicode_ok
+from .console import make_console, symbols
 from .layout import Printer
 from .payload import pip_command
 
@@ -31,8 +31,7 @@ __all__ = [
 ]
 
 _STYLE = {OK: "green", INFO: "blue", WARN: "yellow", FAIL: "bold red"}
-_UNICODE = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗"}
-_ASCII = {OK: "+", INFO: "i", WARN: "!", FAIL: "x"}
+_MARK = {OK: "ok", INFO: "info", WARN: "warn", FAIL: "fail"}  # severity -> its symbol's name (console.symbols)
 
 
 def _index_ranges(indexes: list[int]) -> str:
@@ -119,8 +118,9 @@ def render_findings(
 ) -> int:
     """The findings by group; by default only those that warn or fail. Returns how many were hidden."""
     out = out or Printer(console)
-    marks = _UNICODE if unicode_ok(console) else _ASCII
-    arrow = "→" if marks is _UNICODE else "->"
+    syms = symbols(console)
+    marks = {severity: syms[name] for severity, name in _MARK.items()}
+    arrow = syms["arrow"]
     collapsed = collapse_identical_gpus(findings, gpus)
     shown = [f for f in collapsed if verbosity >= VERBOSE or f.severity in (WARN, FAIL)]
     known = {key for key, _ in GROUPS}
@@ -143,7 +143,7 @@ def render_findings(
 def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True, wheel: bool = False) -> None:
     """`recommend`'s text: the image (or, for --wheel, the pip command and index URL) first."""
     out = Printer(console)
-    arrow = "→" if unicode_ok(console) else "->"
+    arrow = symbols(console)["arrow"]
     if rec.found:
         if wheel:
             command = pip_command(rec)

@@ -50,6 +50,19 @@ def check_docker(ctx: CheckContext) -> list[Finding]:
                 source=DOCKER_SOURCE,
             )
         ]
+    if docker.state == "unexpected-answer":
+        return [
+            Finding(
+                code="docker-unexpected-answer",
+                severity=FAIL,
+                title=f"Docker answered something unexpected at {endpoint}",
+                detail=f"{docker.error or 'The answer is not what the Docker Engine API defines'}. Something other "
+                    "than the Docker Engine may be listening there (a proxy, another service), or the daemon is broken.",
+                hint="Check what DOCKER_HOST points at and that `docker version` and `docker info` answer normally; "
+                    "restart the daemon (`sudo systemctl restart docker`).",
+                source=DOCKER_SOURCE,
+            )
+        ]
     if docker.state != "ok":
         waited = f" within {docker.timeout_s:g} s" if docker.state == "timeout" and docker.timeout_s else ""
         return [

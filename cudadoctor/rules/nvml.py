@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from ..host.diagnosis import driver_evidence, missing_nvml_case, non_nvidia_gpus, user_space_versions
 from ..model.facts import (
+    NVML_BAD_DEVICE_COUNT,
+    NVML_CRASHED,
+    NVML_HUNG,
     NVML_DRIVER_MISMATCH,
     NVML_DRIVER_NOT_LOADED,
     NVML_LIBRARY_MISSING,
@@ -87,6 +90,8 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                 source=NVML_SOURCE,
             )
         ]
+    if state in _WATCHDOG:
+        return [_WATCHDOG[state](error)]
     hint = "Run `nvidia-smi` to see the same error; check the driver installation and `dmesg`."
     if state == NVML_NO_PERMISSION:
         hint = (
@@ -103,6 +108,54 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
             source=NVML_SOURCE,
         )
     ]
+
+
+_WEDGED_HINT = (
+    "Look for Xid errors in `sudo dmesg | grep -i -e xid -e nvrm` (Xid 79: the GPU has fallen off the bus); "
+    "`nvidia-smi` will likely hang or fail the same way. Reset the GPU (`sudo nvidia-smi --gpu-reset -i N` "
+    "with nothing running on it) or reboot; if it recurs, check the GPU's power, cooling and PCIe seating."
+)
+
+
+def _hung(error: str) -> Finding:
+    return Finding(
+        code="nvml-hung",
+        severity=FAIL,
+        title="The NVIDIA driver did not answer: an NVML call hung",
+        detail="Reading the driver through NVML did not finish within --nvml-timeout, so the probe was stopped; "
+            "the other probes below still ran. A driver that blocks like this is wedged: typically a GPU that has "
+            "fallen off the bus, a GPU in a bad state after an Xid error, or a driver upgrade half done." + error,
+        hint=_WEDGED_HINT + " A slow host may only need a longer --nvml-timeout.",
+        source=NVML_SOURCE,
+    )
+
+
+def _crashed(error: str) -> Finding:
+    return Finding(
+        code="nvml-crashed",
+        severity=FAIL,
+        title="The NVIDIA driver library crashed while it was being read",
+        detail="The NVML probe (a child process, so cudadoctor itself survived) died inside libnvidia-ml; the other "
+            "probes below still ran. Programs that use NVML (nvidia-smi, CUDA's device queries) are likely to crash "
+            "the same way: a broken or half-upgraded driver installation, or a GPU in a bad state." + error,
+        hint=_WEDGED_HINT + " If dmesg is clean, reinstall the driver so that its libraries and kernel module match.",
+        source=NVML_SOURCE,
+    )
+
+
+def _bad_count(error: str) -> Finding:
+    return Finding(
+        code="nvml-device-count-invalid",
+        severity=FAIL,
+        title="NVML reported an impossible number of GPUs",
+        detail="nvmlDeviceGetCount answered a count no host has, so the GPUs were not read one by one (that "
+            "would walk billions of handles). The driver is answering garbage." + error,
+        hint="Compare with `nvidia-smi -L`; check `sudo dmesg` for Xid errors, and reboot or reinstall the driver.",
+        source=NVML_SOURCE,
+    )
+
+
+_WATCHDOG = {NVML_HUNG: _hung, NVML_CRASHED: _crashed, NVML_BAD_DEVICE_COUNT: _bad_count}
 
 
 def _versions_seen(facts: HostFacts) -> str:

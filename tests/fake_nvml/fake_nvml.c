@@ -17,16 +17,24 @@
  *   fail.nvmlDeviceGetBrand=3            this function answers 3 (NOT_SUPPORTED) for every device
  *   gpu0.fail.nvmlDeviceGetMemoryInfo=3  ... for one device (gpu0.mig0.fail.X for one MIG device)
  *   fail.nvmlSystemGetDriverVersion=999  system functions fail the same way
+ *   hang.nvmlDeviceGetCount_v2=1         this function never returns (a wedged driver)
+ *   crash.nvmlDeviceGetName_v2=1         this function raises SIGSEGV (a crashing driver)
+ *   reported_count=4294967295            what nvmlDeviceGetCount answers (no cap; count= stays the GPUs)
+ *
+ * The variables FAKE_NVML_HANG and FAKE_NVML_CRASH name one function each (or "nvmlInit" for the
+ * init calls) to hang or crash the same way without a config file.
  *
  * Unset keys have defaults (one A100-like GPU, driver 535.104.05, CUDA 12.2). gpuN.mig unset means
  * the GPU is not MIG-capable (NOT_SUPPORTED), like a GeForce. A symbol can be left out of the
  * library at link time (tests/nvml_stub.py does it with a linker version script), which is how
  * NVML_ERROR_FUNCTION_NOT_FOUND is produced: pynvml really fails to find it.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int nvmlReturn_t;
 
@@ -159,10 +167,28 @@ static const char *prefix(nvmlDevice_t device)
     return text;
 }
 
+/* ---- faults: a call that never returns, a call that crashes ------------------------------ */
+
+static int named_by(const char *variable, const char *function)
+{
+    const char *value = getenv(variable);
+    return value != NULL && strcmp(value, function) == 0;
+}
+
+static void fault(const char *function)
+{
+    if (named_by("FAKE_NVML_CRASH", function) || number(cfg("crash.%s", function), 0))
+        raise(SIGSEGV);
+    if (named_by("FAKE_NVML_HANG", function) || number(cfg("hang.%s", function), 0))
+        for (;;)
+            pause();
+}
+
 /* ---- call gates: not initialised, bad handle, GPU lost, configured failures -------------- */
 
 static nvmlReturn_t system_call(const char *function)
 {
+    fault(function);
     if (init_count <= 0)
         return NVML_ERROR_UNINITIALIZED;
     return (nvmlReturn_t)number(cfg("fail.%s", function), NVML_SUCCESS);
@@ -180,6 +206,7 @@ static int valid_handle(nvmlDevice_t device)
 static nvmlReturn_t device_call(nvmlDevice_t device, const char *function)
 {
     const char *code;
+    fault(function);
     if (init_count <= 0)
         return NVML_ERROR_UNINITIALIZED;
     if (!valid_handle(device))
@@ -212,6 +239,7 @@ nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 
     (void)flags;
     load_config();
+    fault("nvmlInit");
     result = (nvmlReturn_t)number(cfg("init"), NVML_SUCCESS);
     if (result != NVML_SUCCESS)
         return result;
@@ -323,7 +351,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
         return result;
     if (count == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *count = (unsigned int)gpu_count();
+    *count = cfg("reported_count") ? (unsigned int)number(cfg("reported_count"), 0) : (unsigned int)gpu_count();
     return NVML_SUCCESS;
 }
 

@@ -1,0 +1,209 @@
+"""A wedged or crashing driver does not take the doctor down (issue 12, item 5).
+
+The real nvidia-ml-py runs against the stand-in libnvidia-ml.so.1 (tests/fake_nvml), told by its
+config to make one call hang forever, raise SIGSEGV, or answer an absurd device count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import nvml_stub
+from helpers import REPO_ROOT
+
+A100 = {"count": 1, "gpu0.name": "NVIDIA A100-SXM4-80GB", "gpu0.cc": "8.0"}
+
+
+@pytest.fixture(autouse=True)
+def _need_gcc() -> None:
+    if nvml_stub.gcc_path() is None:
+        pytest.skip("gcc not found: cannot build the stand-in libnvidia-ml.so.1")
+
+
+def run(args: list[str], overrides: dict[str, str], timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
+    env = {**os.environ, **overrides}
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+def codes(proc: subprocess.CompletedProcess) -> list[str]:
+    return [f["code"] for f in json.loads(proc.stdout)["findings"]]
+
+
+@pytest.mark.parametrize("function", ["nvmlInit", "nvmlDeviceGetCount_v2", "nvmlDeviceGetName"])
+def test_a_hanging_call_is_stopped_and_reported(fake_nvml_env, function: str) -> None:
+    key = "hang.nvmlInit" if function == "nvmlInit" else f"hang.{function}"
+    proc, took = run(["check", "--json", "--nvml-timeout", "1"], fake_nvml_env({**A100, key: 1}))
+    assert proc.returncode == 1, proc.stderr
+    found = codes(proc)
+    assert "nvml-hung" in found
+    assert took < 20  # the bound is 1 s; the rest is start-up on a busy machine
+    data = json.loads(proc.stdout)
+    # The other probes still ran: the system facts (kernel module, device nodes) were judged.
+    groups = {f["group"] for f in data["findings"]}
+    assert len(groups) > 1, groups
+
+
+def test_a_hang_named_by_environment_variable(fake_nvml_env) -> None:
+    env = {**fake_nvml_env(A100), "FAKE_NVML_HANG": "nvmlSystemGetDriverVersion"}
+    proc, _ = run(["probe", "--json", "--nvml-timeout", "0.5"], env)
+    assert proc.returncode == 0, proc.stderr
+    host = json.loads(proc.stdout)["host"]
+    assert host["driver"]["nvml_state"] == "hung"
+    assert host["system"] is not None  # the OS probe still ran
+    assert host["gpus"] == []
+
+
+@pytest.mark.parametrize("how", ["config", "environment"])
+def test_a_crash_inside_nvml_is_reported(fake_nvml_env, how: str) -> None:
+    if how == "config":
+        env = fake_nvml_env({**A100, "crash.nvmlDeviceGetName": 1})
+    else:
+        env = {**fake_nvml_env(A100), "FAKE_NVML_CRASH": "nvmlDeviceGetCount_v2"}
+    proc, _ = run(["check", "--json"], env)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    crashed = [f for f in data["findings"] if f["code"] == "nvml-crashed"]
+    assert crashed, codes(proc)
+    assert "SIGSEGV" in crashed[0]["detail"]
+    assert "dmesg" in crashed[0]["hint"]
+
+
+def test_the_hung_and_crashed_findings_have_the_hints_that_matter(fake_nvml_env) -> None:
+    proc, _ = run(["check", "--json", "--nvml-timeout", "0.5"], fake_nvml_env({**A100, "hang.nvmlInit": 1}))
+    finding = next(f for f in json.loads(proc.stdout)["findings"] if f["code"] == "nvml-hung")
+    for words in ("dmesg", "Xid", "fallen off the bus", "reboot"):
+        assert words in finding["detail"] + finding["hint"], words
+    text, _ = run(["check", "--nvml-timeout", "0.5"], fake_nvml_env({**A100, "hang.nvmlInit": 1}))
+    assert text.returncode == 1
+    assert "nvml-hung" in text.stdout
+    assert "Traceback" not in text.stderr
+
+
+@pytest.mark.parametrize("count", [65, 4294967295])
+def test_an_absurd_device_count_is_refused_without_walking_it(fake_nvml_env, count: int) -> None:
+    proc, took = run(["check", "--json"], fake_nvml_env({**A100, "reported_count": count}))
+    assert proc.returncode == 1, proc.stderr
+    assert "nvml-device-count-invalid" in codes(proc)
+    assert took < 30
+
+
+def test_sixty_four_gpus_are_still_read(fake_nvml_env) -> None:
+    proc, _ = run(["probe", "--json"], fake_nvml_env({"count": 64}))
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["host"]["gpus"]) == 64
+
+
+def test_a_healthy_driver_is_read_through_the_watchdog(fake_nvml_env) -> None:
+    proc, _ = run(["probe", "--json"], fake_nvml_env({**A100, "driver": "550.54.15"}))
+    host = json.loads(proc.stdout)["host"]
+    assert host["driver"]["nvml_state"] == "ok"
+    assert host["driver"]["driver_version"] == "550.54.15"
+    assert host["gpus"][0]["name"] == "NVIDIA A100-SXM4-80GB"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "abc", "1e9"])
+def test_nvml_timeout_is_validated(value: str) -> None:
+    from hardening import assert_one_short_error, run_main
+
+    assert_one_short_error(run_main(["check", "--nvml-timeout", value]), value)
+    assert_one_short_error(run_main(["probe", "--nvml-timeout", value]), value)
+
+
+def test_watchdog_states_load_from_a_snapshot(tmp_path) -> None:
+    from hardening import run_main
+    from helpers import host
+
+    data = json.loads(open(host("no-driver")).read())
+    for state, code in (("hung", "nvml-hung"), ("crashed", "nvml-crashed"), ("bad-device-count", "nvml-device-count-invalid")):
+        data["host"]["driver"] = {"nvml_state": state, "nvml_error": "x"}
+        path = tmp_path / f"{state}.json"
+        path.write_text(json.dumps(data))
+        outcome = run_main(["check", "--snapshot", str(path), "--json"])
+        assert outcome.exit_code == 1, outcome.stderr
+        assert code in [f["code"] for f in json.loads(outcome.stdout)["findings"]]
+
+
+def test_in_process_watchdog_on_this_host() -> None:
+    """The parent's side on whatever this machine has (no driver here, or a real one): an answer,
+    whatever it is, through the child and back."""
+    from cudadoctor.model.facts import NVML_STATES
+    from cudadoctor.probe.nvml import probe_nvml_watched
+
+    driver, gpus = probe_nvml_watched(30)
+    assert driver.nvml_state in NVML_STATES
+    assert isinstance(gpus, tuple)
+
+
+def test_the_childs_answer_may_hold_only_fact_records() -> None:
+    import marshal
+
+    from cudadoctor.model.facts import DriverFacts, GpuFacts, MigDeviceFacts
+    from cudadoctor.probe import nvml
+
+    facts = (DriverFacts(nvml_state="ok"), (GpuFacts(index=3, mig_devices=(MigDeviceFacts(index=1, name="1g.10gb"),)),))
+    assert nvml._rebuild(marshal.loads(marshal.dumps(nvml._plain(facts)))) == facts
+    with pytest.raises(KeyError):
+        nvml._rebuild(["HostFacts", {}])
+
+
+def test_a_bad_table_after_nvml_started_stops_the_child(fake_nvml_env, tmp_path) -> None:
+    """check starts NVML's child before it loads the table; a table error must not wait for it."""
+    bad = tmp_path / "t.json"
+    bad.write_text("{")
+    env = fake_nvml_env({**A100, "hang.nvmlInit": 1})
+    proc, took = run(["check", "--table", str(bad)], env)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    assert took < 10  # not waited for (the default bound is 10 s)
+    # ... and not left behind: a child hung in nvmlInit would otherwise outlive the command.
+    marker = f"FAKE_NVML_CONFIG={env['FAKE_NVML_CONFIG']}".encode()
+    time.sleep(0.2)
+    left = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if marker in handle.read().split(b"\0"):
+                        left.append(entry)
+            except OSError:
+                pass
+    assert left == [], left
+
+
+def test_cancel_kills_a_running_child() -> None:
+    from cudadoctor.probe.nvml import NvmlWatch
+
+    watch = NvmlWatch.start(30)
+    if isinstance(watch, NvmlWatch):
+        pid = watch.pid
+        watch.cancel()
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, 0)  # reaped already
+        watch.cancel()  # twice is harmless
+
+
+def test_a_child_left_hanging_does_not_hold_the_commands_pipes(fake_nvml_env) -> None:
+    """Even a child that survives (here: the parent leaves without cancelling it) has let go of
+    stdout and stderr, so a pipeline reading cudadoctor's output ends when cudadoctor does."""
+    env = {**os.environ, **fake_nvml_env({**A100, "hang.nvmlInit": 1})}
+    code = (
+        "import os\n"
+        "from cudadoctor.probe.nvml import NvmlWatch\n"
+        "watch = NvmlWatch.start(30)\n"
+        "print(watch.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=20)
+    pid = int(proc.stdout.strip())  # reaching this line means the pipes were closed: no 20 s wait
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass
