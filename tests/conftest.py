@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -124,6 +125,31 @@ def fake_cuda_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if nvml_stub.gcc_path() is None:
         pytest.skip("gcc not found: cannot build the stand-in libcuda.so.1")
     return cuda_stub.build_fake_cuda(tmp_path_factory.mktemp("fake_cuda"))
+
+
+# ---- a real Docker daemon (tests/docker_daemon.py) ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def docker_host() -> Iterator[str]:
+    """A Docker daemon for one test module: the one $CUDADOCTOR_TEST_DOCKER_HOST names when it
+    answers, else a private dockerd started for the module and stopped after it (skips, saying
+    why, where none can be started)."""
+    import docker_daemon
+
+    reuse = os.environ.get(docker_daemon.REUSE_ENV)
+    if reuse and docker_daemon.answers(reuse):
+        yield reuse
+        return
+    daemon = docker_daemon.PrivateDaemon()
+    why = daemon.start()
+    if why is not None:
+        daemon.stop()
+        pytest.skip(f"no Docker daemon can be started here: {why}")
+    try:
+        yield daemon.host
+    finally:
+        daemon.stop()
 
 
 # ---- every JSON the CLI prints is validated against its schema (tests/schema_check.py) ----------

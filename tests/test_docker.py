@@ -52,23 +52,6 @@ GEFORCE_HOST = {
 
 
 @pytest.fixture(scope="module")
-def docker_host():
-    reuse = os.environ.get(docker_daemon.REUSE_ENV)
-    if reuse and docker_daemon.answers(reuse):
-        yield reuse
-        return
-    daemon = docker_daemon.PrivateDaemon()
-    why = daemon.start()
-    if why is not None:
-        daemon.stop()
-        pytest.skip(f"no Docker daemon can be started here: {why}")
-    try:
-        yield daemon.host
-    finally:
-        daemon.stop()
-
-
-@pytest.fixture(scope="module")
 def images(docker_host):
     for tag, (env, labels) in TEST_IMAGES.items():
         docker_daemon.build_image(docker_host, tag, env, labels)

@@ -18,27 +18,14 @@ TAG = "cdfleet/cuda:12.8.1"
 
 
 @pytest.fixture(scope="module")
-def docker_host():
-    reuse = os.environ.get(docker_daemon.REUSE_ENV)
-    if reuse and docker_daemon.answers(reuse):
-        host = reuse
-        daemon = None
-    else:
-        daemon = docker_daemon.PrivateDaemon()
-        why = daemon.start()
-        if why is not None:
-            daemon.stop()
-            pytest.skip(f"no Docker daemon can be started here: {why}")
-        host = daemon.host
-    try:
-        docker_daemon.build_image(host, TAG, IMAGES["12.8.1"])
-        yield host
-    finally:
-        if daemon is not None:
-            daemon.stop()
+def image_host(docker_host):
+    """The module's Docker daemon (conftest.py), holding the CUDA image the nodes are judged for."""
+    docker_daemon.build_image(docker_host, TAG, IMAGES["12.8.1"])
+    return docker_host
 
 
-def test_image_requirements_judged_per_node(docker_host, tmp_path):
+def test_image_requirements_judged_per_node(image_host, tmp_path):
+    docker_host = image_host
     cluster = node_list([
         node("h100-580", gfd_labels("H100", "580.95.05", 8)),
         node("a100-550", gfd_labels("A100", "550.127.05", 8)),

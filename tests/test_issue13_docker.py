@@ -76,23 +76,6 @@ RTX4090_550 = {"driver": "550.54.14", "cuda": 12040, "nvml": "12.550.54.14", "co
 
 
 @pytest.fixture(scope="module")
-def docker_host():
-    reuse = os.environ.get(docker_daemon.REUSE_ENV)
-    if reuse and docker_daemon.answers(reuse):
-        yield reuse
-        return
-    daemon = docker_daemon.PrivateDaemon()
-    why = daemon.start()
-    if why is not None:
-        daemon.stop()
-        pytest.skip(f"no Docker daemon can be started here: {why}")
-    try:
-        yield daemon.host
-    finally:
-        daemon.stop()
-
-
-@pytest.fixture(scope="module")
 def images(docker_host):
     docker_daemon.build_image_from(docker_host, f"{REPO}:25.10-py3", NGC_DOCKERFILE)
     docker_daemon.build_image_from(docker_host, "cdtest/lab:open", OPEN_LAB, OPEN_FILES)

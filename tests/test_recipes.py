@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-import docker_daemon
 from helpers import REPO_ROOT, host
 
 RECIPES = REPO_ROOT / "docs" / "recipes"
@@ -186,23 +185,6 @@ def test_preflight_passes_bad_input_through(stand_ins, jq, tmp_path: Path) -> No
 
 
 # --- the Dockerfile plan stage, built by a real Docker daemon ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def docker_host():
-    reuse = os.environ.get(docker_daemon.REUSE_ENV)
-    if reuse and docker_daemon.answers(reuse):
-        yield reuse
-        return
-    daemon = docker_daemon.PrivateDaemon()
-    why = daemon.start()
-    if why is not None:
-        daemon.stop()
-        pytest.skip(f"no Docker daemon can be started here: {why}")
-    try:
-        yield daemon.host
-    finally:
-        daemon.stop()
 
 
 PLANNER = "cdtest/planner:1"
