@@ -47,13 +47,17 @@ def load_table(table: Optional[PathArg] = None, families: Optional[PathArg] = No
         raise CudadoctorError(str(exc)) from None
 
 
-def probe(*, torch_runtime: bool = False) -> dict[str, Any]:
+NVML_TIMEOUT_S = 10.0  # as the CLI's --nvml-timeout default
+
+
+def probe(*, torch_runtime: bool = False, nvml_timeout: float = NVML_TIMEOUT_S) -> dict[str, Any]:
     """This host's facts as a snapshot (the probe schema): what ``cudadoctor probe --json`` prints.
-    ``torch_runtime`` also imports the installed torch in a child process."""
+    ``torch_runtime`` also imports the installed torch in a child process; NVML is read in a
+    watched child, given up after ``nvml_timeout`` seconds (the snapshot's nvml_state is then "hung")."""
     from .model.snapshot import snapshot_to_dict
     from .probe.host import probe_host
 
-    return snapshot_to_dict(probe_host(torch_runtime=torch_runtime))
+    return snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout))
 
 
 def check(
@@ -69,6 +73,7 @@ def check(
     min_memory: Optional[str] = None,
     table: Union[None, PathArg, "CompatTable"] = None,
     families: Optional[PathArg] = None,
+    nvml_timeout: float = NVML_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Judge a host, as ``cudadoctor check --json`` does (the check schema).
 
@@ -94,7 +99,7 @@ def check(
         request = resolve_request(loaded, torch=torch, family=family, variant=variant, values=values)
     except RequestError as exc:
         raise CudadoctorError(str(exc)) from None
-    facts = _facts(host, loaded, driver, gpus)
+    facts = _facts(host, loaded, driver, gpus, nvml_timeout)
     return check_payload(run_check(facts, loaded, request), loaded)
 
 
@@ -107,6 +112,7 @@ def recommend(
     family: Optional[str] = None,
     table: Union[None, PathArg, "CompatTable"] = None,
     families: Optional[PathArg] = None,
+    nvml_timeout: float = NVML_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The image and wheel that fit, as ``cudadoctor recommend --format json`` prints them (the
     recommend schema): ``recommendation`` when something fits, else ``no_recommendation`` with the
@@ -122,7 +128,7 @@ def recommend(
         request = resolve_request(loaded, torch=torch, family=family)
     except RequestError as exc:
         raise CudadoctorError(str(exc)) from None
-    facts = _facts(host, loaded, driver, gpus)
+    facts = _facts(host, loaded, driver, gpus, nvml_timeout)
     return recommend_payload(recommend_for(facts, loaded, request), loaded)
 
 
@@ -142,7 +148,9 @@ def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathAr
     return load_table(table, families)
 
 
-def _facts(host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequence[str]) -> "HostFacts":
+def _facts(
+    host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequence[str], nvml_timeout: float = NVML_TIMEOUT_S
+) -> "HostFacts":
     from .host.whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
     from .model.snapshot import SnapshotError, snapshot_from_dict
 
@@ -157,7 +165,7 @@ def _facts(host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequen
         if host is None:
             from .probe.host import probe_host
 
-            facts = probe_host()
+            facts = probe_host(nvml_timeout=nvml_timeout)
         elif isinstance(host, Mapping):
             # A round trip through JSON: a dict built by hand is read exactly as a file would be.
             facts = snapshot_from_dict(json.loads(json.dumps(host)))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
 from .model.snapshot import SnapshotError, decode_snapshot, json_value_problem, refuse_json_constant
+from .files import OutputError
 from .model.text import escape_control, has_lone_surrogate, shown_path
 
 if TYPE_CHECKING:
@@ -193,10 +194,6 @@ def load_snapshot(path: str) -> HostFacts:
     return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {shown_path(path)}")
 
 
-class OutputError(Exception):
-    """A file cudadoctor was asked to write that it cannot or must not write; one-line message."""
-
-
 def check_output_target(path: str, force: bool = False) -> None:
     """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
     device or a directory always, and an existing file that is not a cudadoctor snapshot unless
@@ -224,69 +221,6 @@ def check_output_target(path: str, force: bool = False) -> None:
         is_snapshot = False
     if not is_snapshot:
         raise OutputError(f"{shown} exists and is not a cudadoctor snapshot: give --force to replace it")
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a reader sees the old file or the new one, never part
-    of one: the text goes to a temporary file in the same directory, is flushed and fsynced, and
-    is renamed over the target (then the directory is fsynced, so the rename survives a crash).
-    A symlink is followed (its target is replaced); an existing file keeps its permissions."""
-    import signal
-    import tempfile
-
-    shown = shown_path(path)
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target) or "."
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    temp = None
-    # SIGTERM mid-write ends the process through the cleanup below, not around it.
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    except ValueError:  # not the main thread: leave the handler alone
-        previous = None
-    try:
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-        temp = None
-        _fsync_directory(directory)
-    except OSError as exc:
-        raise OutputError(f"cannot write {shown}: {exc.strerror or exc}") from None
-    finally:
-        if temp is not None:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems cannot fsync a directory; the rename itself is still atomic
-        pass
-    finally:
-        os.close(fd)
 
 
 def json_files_under(directory: str) -> tuple[list[str], list[str]]:

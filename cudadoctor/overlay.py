@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+
 from typing import Any, Mapping, Optional
 
 from .compat.table import TableError
 from .compat.wheel_index import merge_overlay
+from .files import OutputError, write_atomically
 
 CACHE_ENV = "CUDADOCTOR_CACHE"
 OVERLAY_NAME = "table-overlay.json"
@@ -55,32 +56,14 @@ def read_overlay(path: Optional[str] = None) -> Optional[dict[str, Any]]:
 
 
 def write_overlay(data: dict[str, Any], path: Optional[str] = None) -> str:
-    """Replace the overlay atomically; returns its path. OSError propagates (the caller words it)."""
+    """Replace the overlay atomically (files.write_atomically); returns its path. OutputError (one
+    line) when it cannot be written: the previous overlay is then left as it was."""
     path = path or overlay_path()
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".table-overlay.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=False)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    try:  # the rename itself survives a crash only once the directory is synced
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_atomically(path, json.dumps(data, indent=1) + "\n")
     return path
 
 

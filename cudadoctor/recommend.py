@@ -106,6 +106,9 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> 
         floor = support.compat_min or support.full_min
         return f"needs driver >= {floor} (CUDA {variant.cuda.major_minor}); driver {driver} is older"
     if tier == "minor-compat":
+        if support.full_min is None:  # a CUDA newer than the table's driver rows (a `table update` release)
+            return (f"runs only under minor-version compatibility (CUDA {variant.cuda.major_minor} has no driver row "
+                    "in the table, so no driver is known to support it fully)")
         return f"runs only under minor-version compatibility (full support needs driver >= {support.full_min})"
     return ""
 
@@ -185,7 +188,9 @@ def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tup
     if not variant.available_on(platform):
         where = platform_label(platform) if platform else "this platform"
         return None, f"published for {variant.platform_summary()} only, not {where}"
-    built = variant.for_platform(platform)
+    built = variant.on_record_for(platform)
+    if built is None:  # Linux aarch64, and only the x86_64 wheels' arch list is on record
+        return None, f"no {platform_label(platform or '')} build of it is on record (its arch list is the x86_64 wheels')"
     if not built.verified:
         return None, "no source settles which GPUs its wheels carry code for (unverified)"
     return built, ""

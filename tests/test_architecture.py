@@ -36,11 +36,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "fleet": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
     "about": frozenset(),  # __version__ alone
     "probe": frozenset({"model", "about"}),
-    "loader": frozenset({"model", "compat", "overlay"}),
+    "loader": frozenset({"model", "compat", "overlay", "files"}),
     # The table overlay in the user cache (`table update`): reads and writes that one file.
-    "overlay": frozenset({"model", "compat"}),
+    "overlay": frozenset({"model", "compat", "files"}),
+    # Files cudadoctor writes, replaced atomically (probe --output, the overlay).
+    "files": frozenset({"model"}),
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "report", "about"}),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "files", "report", "about"}),
     # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
     "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "overlay", "report", "about"}),
     ROOT: frozenset({"about", "api"}),  # api only lazily, through the package's __getattr__

@@ -207,3 +207,12 @@ def test_a_child_left_hanging_does_not_hold_the_commands_pipes(fake_nvml_env) ->
         os.kill(pid, 9)
     except ProcessLookupError:
         pass
+
+
+def test_the_python_api_probe_is_bounded_too(fake_nvml_env) -> None:
+    """`cudadoctor.probe(nvml_timeout=...)`: the API reads NVML through the same watchdog."""
+    code = "import json, cudadoctor; print(json.dumps(cudadoctor.probe(nvml_timeout=1)['host']['driver']['nvml_state']))"
+    env = {**os.environ, **fake_nvml_env({**A100, "hang.nvmlInit": 1})}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == "hung"

@@ -59,3 +59,14 @@ def test_cli_clock_and_snapshot_clock(monkeypatch):
     monkeypatch.setenv("CUDADOCTOR_TODAY", "yesterday")
     bad = invoke("check", "--json", "--snapshot", host("h100-550"))
     assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.stderr
+
+
+def test_a_release_newer_than_the_table_is_part_of_the_answer_even_quiet():
+    """`check --torch 2.99` is judged as the newest release the table knows; the answer (also under
+    -q) says so, so a pre-flight never passes for 2.99 without a word."""
+    quiet = invoke("check", "-q", "--torch", "2.99", "--driver", "580.65.06", "--gpu", "H100")
+    assert quiet.exit_code in (0, 1)
+    notes = [line for line in quiet.stdout.splitlines() if line.startswith("Note: ")]
+    assert notes and "2.99" in notes[0] and notes[0].endswith("table-outdated")
+    plain = invoke("check", "--torch", "2.15", "--driver", "580.65.06", "--gpu", "H100")
+    assert "table-outdated" not in plain.stdout

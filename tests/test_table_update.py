@@ -172,6 +172,8 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
     assert (chosen["variant"], chosen["support"]) == ("cu132", "full")  # full support beats cu134's floor
     assert any("inferred from PyTorch 2.15 cu132" in note for note in chosen["notes"])
     assert chosen["inferred_variants"] == ["cu130", "cu132", "cu134"]
+    cu134 = next(r["reason"] for r in chosen["rejected"] if r["variant"] == "cu134")
+    assert "None" not in cu134 and "no driver row" in cu134  # CUDA 13.4 is newer than the table's driver rows
     reasons = {r["variant"]: r["reason"] for r in chosen["rejected"]}
     assert "minor-version compatibility" in reasons["cu134"]
 

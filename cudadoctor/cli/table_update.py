@@ -47,10 +47,12 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     before = set(overlay_changes(previous)) if previous is not None and _usable(previous) else set()
     new = [line for line in changes if line not in before]
     if not dry_run:
+        from ..files import OutputError
+
         try:
             write_overlay(overlay, where)
-        except OSError as exc:
-            raise InputError(f"table update: cannot write {where} ({exc.strerror or exc})") from None
+        except OutputError as exc:
+            raise InputError(f"table update: {exc}; the previous overlay is unchanged") from None
     if as_json:
         emit_json(_payload(overlay, changes, new, where, dry_run, len(names)))
         return

@@ -109,6 +109,7 @@ class GpuModel:
 
 # The platforms a wheel is built for, as the table names them; "linux" stands for either Linux machine.
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows")
+ARM_PLATFORM = "linux-aarch64"
 PLATFORM_WORDS = PLATFORMS + ("linux",)
 # How an arch list is known, strongest first. "inferred" is written only by `table update` (a variant
 # seen on the wheel index that no source describes); "unverified" records a variant whose arch list
@@ -188,6 +189,17 @@ class WheelVariant:
                     note=build.note or self.note, platform_builds=(),
                 )
         return self
+
+    def on_record_for(self, platform: Optional[str]) -> Optional["WheelVariant"]:
+        """The variant as built for this platform, or None when no wheel of it is on record there.
+        An arch list read off x86_64 wheels says nothing about Arm ones (from 2.12 on they carry
+        other code), so on Linux aarch64 a variant is on record only where it lists that platform
+        or carries a build for it."""
+        if not self.available_on(platform):
+            return None
+        if platform == ARM_PLATFORM and not self.platforms and not any(b.platform == platform for b in self.platform_builds):
+            return None
+        return self.for_platform(platform)
 
     def platform_summary(self) -> str:
         return ", ".join(platform_label(p) for p in self.platforms) if self.platforms else "all platforms"
@@ -489,18 +501,23 @@ class CompatTable:
         return None
 
     @cached_property
-    def _newest_with_sass(self) -> dict[ComputeCapability, Optional[PytorchRelease]]:
+    def _newest_with_sass(self) -> dict[tuple[ComputeCapability, Optional[str]], Optional[PytorchRelease]]:
         return {}
 
-    def newest_release_with_sass_for(self, cc: ComputeCapability) -> Optional[PytorchRelease]:
-        """The newest release with a variant that carries machine code for this compute capability."""
-        if cc not in self._newest_with_sass:
-            self._newest_with_sass[cc] = next(
-                (r for r in sorted(self.pytorch_releases, key=lambda r: r.key, reverse=True)
-                 if any(v.coverage(cc) == "sass" for v in r.variants)),
+    def newest_release_with_sass_for(self, cc: ComputeCapability, platform: Optional[str] = None) -> Optional[PytorchRelease]:
+        """The newest release with a verified variant whose wheels for this platform (None: any)
+        carry machine code for this compute capability."""
+        key = (cc, platform)
+        if key not in self._newest_with_sass:
+            def carries(v: WheelVariant) -> bool:
+                built = v.on_record_for(platform) if platform else v
+                return v.verified and built is not None and built.coverage(cc) == "sass"
+
+            self._newest_with_sass[key] = next(
+                (r for r in sorted(self.pytorch_releases, key=lambda r: r.key, reverse=True) if any(carries(v) for v in r.variants)),
                 None,
             )
-        return self._newest_with_sass[cc]
+        return self._newest_with_sass[key]
 
     @property
     def newest_release(self) -> PytorchRelease:

@@ -211,7 +211,9 @@ def _target_words(target: Target) -> str:
         "--variant": "from --variant",
         "--image": "from --image",
     }.get(target.origin, target.origin)
-    return f"{what} (CUDA {target.cuda}, {origin})"
+    if target.origin == "--image" and target.run is not None:
+        origin = "the image of --run"
+    return f"{what} (CUDA {target.cuda or 'not known'}, {origin})"
 
 
 def _same_build(target: Optional[Target], rec: Recommendation) -> bool:
@@ -221,6 +223,16 @@ def _same_build(target: Optional[Target], rec: Recommendation) -> bool:
 
 
 def render_answer(out: Printer, result: CheckResult) -> None:
+    """The verdict and the one thing to do, then what the answer rests on that the table does not
+    know (a --torch, installed torch or image release newer than it): part of the answer, so
+    `-q` shows it too."""
+    _render_verdict(out, result)
+    for f in result.findings:
+        if f.code == "table-outdated":
+            out.line(("Note: ", "bold"), (f"{f.title}; {f.hint[:1].lower()}{f.hint[1:]}", ""), hanging=6, tail=[(f.code, "dim")])
+
+
+def _render_verdict(out: Printer, result: CheckResult) -> None:
     """The verdict and the one thing to do: the image/wheel to use, or the blocking problem and its fix."""
     findings, rec, target = result.findings, result.recommendation, result.target
     verdict = result.verdict
@@ -254,9 +266,16 @@ def render_answer(out: Printer, result: CheckResult) -> None:
                 if action.action != "use-release":
                     out.line((f"Or, for PyTorch {rec.torch}: {fix}", ""), hanging=2)
         else:
-            fix = first.hint or (rec.fixes[0] if rec.fixes else "")
-            if fix:
-                out.line(("Fix: ", "bold"), (fix, ""), hanging=5)
+            # No build fits as the host is: each distinct failure is part of the fix (a driver
+            # upgrade alone does not help a GPU the builds carry no code for).
+            hints: list[tuple[str, str]] = []
+            for f in fails:
+                if f.hint and f.code not in {code for code, _ in hints}:
+                    hints.append((f.code, f.hint))
+            if not hints and rec.fixes:
+                hints.append(("", rec.fixes[0]))
+            for code, hint in hints[:3]:
+                out.line(("Fix: ", "bold"), (hint, ""), hanging=5, tail=[(code, "dim")] if code and len(hints) > 1 else [])
             if rec.found:
                 _release_line(out, "Then use:", rec)
         return

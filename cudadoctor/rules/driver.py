@@ -51,8 +51,12 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                     f"{cuda.major}.x toolkit. That mode gives things up: PTX newer than the driver cannot be "
                     "JIT-compiled (a build that only ships PTX for a GPU fails there), and APIs added after the "
                     "driver's CUDA return cudaErrorCallRequiresNewerDriver.",
-                hint=f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
-                    "choose a variant this driver supports fully (`cudadoctor recommend`).",
+                hint=(f"Upgrade the driver to >= {support.full_min} for full CUDA {cuda.major_minor} support, or "
+                      "choose a variant this driver supports fully (`cudadoctor recommend`).")
+                if support.full_min
+                else (f"No driver in the table supports CUDA {cuda.major_minor} fully (it has no Table 3 row yet: "
+                      "`cudadoctor table update`, or a newer cudadoctor); choose a variant this driver supports "
+                      "fully (`cudadoctor recommend`)."),
                 source=source,
                 actions=(
                     Action(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..compat.table import PytorchRelease, WheelVariant
+from ..compat.table import ARM_PLATFORM, PytorchRelease, WheelVariant, platform_label
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
@@ -118,6 +118,7 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     variant = release.variant(target.variant) if release else None
     if release is None or variant is None:
         return []
+    variant = variant.for_platform(host.platform)  # the Arm wheels carry other code than the x86_64 ones
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
     judged = [(gpu, cc, host.runs(variant, cc)) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
@@ -198,19 +199,24 @@ def _not_built(
     what: str, source: str, blocked: list[GpuFacts], verdict: str,
 ) -> Finding:
     host, table = ctx.host, ctx.table
-    fitting = [v.name for v in release.variants if v.coverage(cc) == "sass"]
+    platform = host.platform
+    fitting = [
+        v.name for v in release.variants
+        if v.verified and (built := v.on_record_for(platform)) is not None and built.coverage(cc) == "sass"
+    ]
     hints = []
     actions: list[Action] = []
     if fitting:
         hints.append(f"Use a variant of PyTorch {release.version} built for {cc.sm}: {', '.join(fitting)}.")
         actions += [Action("use-variant", torch=release.version, variant=name) for name in fitting]
     else:
-        newest = table.newest_release_with_sass_for(cc)
+        newest = table.newest_release_with_sass_for(cc, platform)
         if newest is not None:
             hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {newest.version} is the newest that does.")
             actions.append(Action("use-release", torch=newest.version))
         else:
-            hints.append(f"No PyTorch release in the table ships code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
+            where = f" {platform_label(platform)}" if platform == ARM_PLATFORM else ""
+            hints.append(f"No PyTorch release in the table ships{where} code for {cc.sm}; build PyTorch from source with TORCH_CUDA_ARCH_LIST={cc}.")
     keep = host.visible_devices_excluding(blocked)
     if keep:
         hints.append(f"Or use only the GPUs this build runs on: {keep}.")
