@@ -105,7 +105,14 @@ def main() -> None:
         help="Also time another install's console script (e.g. a checkout of the previous release in its own "
         "venv), interleaved with this one, so that before and after come from one run.",
     )
+    parser.add_argument(
+        "--torch",
+        metavar="X.Y",
+        help="Pass --torch X.Y to every cudadoctor command (this one's and the baseline's), so that both judge the "
+        "same target even when their tables' default releases differ.",
+    )
     args = parser.parse_args()
+    pin = ["--torch", args.torch] if args.torch else []
     with tempfile.TemporaryDirectory() as work:
         env = {**os.environ, **prepare_fake_host(Path(work))}
         env.pop("CUDADOCTOR_TABLE", None)
@@ -122,15 +129,15 @@ def main() -> None:
             ("NVML floor (import pynvml; nvmlInit)", [sys.executable, "-c", "import pynvml; pynvml.nvmlInit()"]),
             # What the design's two front ends cost before any cudadoctor code: click and NVML.
             ("floor + click (import click, json)", [sys.executable, "-c", "import click, json, pynvml; pynvml.nvmlInit()"]),
-            ("cudadoctor check --json (8 GPUs)", exe + ["check", "--json"]),
-            ("cudadoctor check (text, 8 GPUs)", exe + ["check"]),
-            ("cudadoctor recommend --image --format tag", exe + ["recommend", "--image", "--format", "tag"]),
-            ("python -m cudadoctor check --json", [sys.executable, "-m", "cudadoctor", "check", "--json"]),
+            ("cudadoctor check --json (8 GPUs)", exe + ["check", "--json", *pin]),
+            ("cudadoctor check (text, 8 GPUs)", exe + ["check", *pin]),
+            ("cudadoctor recommend --image --format tag", exe + ["recommend", "--image", "--format", "tag", *pin]),
+            ("python -m cudadoctor check --json", [sys.executable, "-m", "cudadoctor", "check", "--json", *pin]),
         ]
         if args.baseline:
             cases += [
-                ("baseline: check --json (8 GPUs)", [args.baseline, "check", "--json"]),
-                ("baseline: check (text, 8 GPUs)", [args.baseline, "check"]),
+                ("baseline: check --json (8 GPUs)", [args.baseline, "check", "--json", *pin]),
+                ("baseline: check (text, 8 GPUs)", [args.baseline, "check", *pin]),
             ]
         measure_all(launcher, cases, env, 2)  # warm the page cache and write the .pyc files
         results = measure_all(launcher, cases, env, args.runs)

@@ -13,7 +13,6 @@ import os
 from typing import Any, Mapping, Optional
 
 from .compat.table import TableError
-from .compat.wheel_index import merge_overlay
 from .files import OutputError, write_atomically
 
 CACHE_ENV = "CUDADOCTOR_CACHE"
@@ -84,6 +83,10 @@ def with_overlay(data: Any) -> tuple[Any, Optional[str]]:
     overlay = read_overlay(where)
     if overlay is None or not isinstance(data, dict):
         return data, None
+    # Imported only when there is an overlay: the index reader needs html.parser and packaging,
+    # which a plain `check` has no use for (they cost it several milliseconds of start-up).
+    from .compat.wheel_index import merge_overlay
+
     try:
         return merge_overlay(data, overlay), where
     except TableError as exc:
