@@ -351,3 +351,17 @@ def test_progress_is_shown_on_a_terminal_only(server):
     os.close(master)
     assert proc.wait(timeout=60) == 0
     assert b"downloading the index:" in seen and b"KiB" in seen
+
+
+def test_without_an_overlay_check_does_not_import_the_index_reader():
+    """The index reader (html.parser, packaging's wheel-name parser) is `table update`'s; a plain
+    command with no overlay in the cache must not pay its import at start-up."""
+    code = (
+        "import sys; from cudadoctor.cli import main\n"
+        "try:\n    main(['check', '--json', '--driver', '580.65.06', '--gpu', 'H100'])\n"
+        "except SystemExit:\n    pass\n"
+        "bad = [m for m in ('html.parser', 'packaging.tags', 'cudadoctor.compat.wheel_index') if m in sys.modules]\n"
+        "sys.stderr.write(repr(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stderr.strip().endswith("[]"), result.stderr
