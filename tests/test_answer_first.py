@@ -5,6 +5,7 @@ release is pinned (2.11) so the references named below stay those of one release
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from helpers import host, invoke
 
@@ -86,3 +87,12 @@ def test_a_failure_no_build_avoids_is_the_thing_to_fix_first() -> None:
         lines = invoke("check", "--quiet", "--torch", "2.11", "--snapshot", host(name)).stdout.splitlines()
         assert lines[0].startswith("FAIL") and lines[0].endswith(code), lines
         assert lines[1].startswith("Fix: "), lines
+
+
+def test_a_fix_that_points_elsewhere_is_replaced_by_the_fix_it_points_at() -> None:
+    """In a container started without GPUs (a real probe of such a container, tests/data), NVML's
+    hint only points at the diagnosis: the answer prints the diagnosis's own fix instead."""
+    snapshot = str(Path(__file__).parent / "data" / "container-without-gpus.json")
+    lines = invoke("check", "-q", "--snapshot", snapshot).stdout.splitlines()
+    assert lines[0].startswith("FAIL") and lines[0].endswith("nvml-library-missing")
+    assert lines[1].startswith("Fix: ") and "--gpus all" in lines[1] and lines[1].endswith("container-no-gpus")

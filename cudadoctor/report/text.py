@@ -232,6 +232,16 @@ def render_answer(out: Printer, result: CheckResult) -> None:
             out.line(("Note: ", "bold"), (f"{f.title}; {f.hint[:1].lower()}{f.hint[1:]}", ""), hanging=6, tail=[(f.code, "dim")])
 
 
+def _fix_of(first: Finding, fails: Sequence[Finding]) -> tuple[str, str]:
+    """The fix to print for the blocking failure, and the code it comes from: when its hint only
+    points at the finding that diagnosed the cause ("See container-no-gpus for the fix"), that
+    finding's own hint, so the answer carries the fix itself."""
+    for other in fails:
+        if other.code != first.code and other.hint and other.code in first.hint and len(first.hint) < 80:
+            return other.hint, other.code
+    return first.hint, first.code
+
+
 def _render_verdict(out: Printer, result: CheckResult) -> None:
     """The verdict and the one thing to do: the image/wheel to use, or the blocking problem and its fix."""
     findings, rec, target = result.findings, result.recommendation, result.target
@@ -250,8 +260,9 @@ def _render_verdict(out: Printer, result: CheckResult) -> None:
         first = (blocking or fails)[0]
         out.line(*label, (f"{count_words}: {first.title}", ""), tail=[(first.code, "dim")])
         if blocking:
-            if first.hint:
-                out.line(("Fix: ", "bold"), (first.hint, ""), hanging=5)
+            hint, code = _fix_of(first, fails)
+            if hint:
+                out.line(("Fix: ", "bold"), (hint, ""), hanging=5, tail=[(code, "dim")] if code != first.code else [])
             if target is not None and target.origin in ("--image", "--variant") and not _same_build(target, rec):
                 return  # the user's own choice of build is not in question: only the fix is
             if rec.found:
