@@ -118,6 +118,7 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     variant = release.variant(target.variant) if release else None
     if release is None or variant is None:
         return []
+    variant = variant.for_platform(host.platform)  # the Linux aarch64 wheels carry other GPUs' code
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
     judged = [(gpu, cc, host.runs(variant, cc)) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
@@ -198,14 +199,19 @@ def _not_built(
     what: str, source: str, blocked: list[GpuFacts], verdict: str,
 ) -> Finding:
     host, table = ctx.host, ctx.table
-    fitting = [v.name for v in release.variants if v.coverage(cc) == "sass"]
+    platform = host.platform
+    fitting = [v.name for v in release.variants if v.available_on(platform) and v.for_platform(platform).coverage(cc) == "sass"]
     hints = []
     actions: list[Action] = []
     if fitting:
         hints.append(f"Use a variant of PyTorch {release.version} built for {cc.sm}: {', '.join(fitting)}.")
         actions += [Action("use-variant", torch=release.version, variant=name) for name in fitting]
     else:
-        newest = table.newest_release_with_sass_for(cc)
+        newest = table.newest_release_with_sass_for(cc) if platform is None else next(
+            (r for r in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
+             if any(v.available_on(platform) and v.for_platform(platform).coverage(cc) == "sass" for v in r.variants)),
+            None,
+        )
         if newest is not None:
             hints.append(f"No variant of PyTorch {release.version} supports {cc.sm}; PyTorch {newest.version} is the newest that does.")
             actions.append(Action("use-release", torch=newest.version))
