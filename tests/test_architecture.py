@@ -39,7 +39,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "loader": frozenset({"model", "compat", "overlay"}),
     # The table overlay in the user cache (`table update`): reads and writes that one file.
     "overlay": frozenset({"model", "compat"}),
-    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
+    # report renders every result, the fleet's too (report/fleet_text.py); fleet never imports report.
+    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet"}),
     "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "report", "about"}),
     # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
     "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "overlay", "report", "about"}),

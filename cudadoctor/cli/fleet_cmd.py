@@ -173,7 +173,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
 
         emit_json(fleet_payload(result))
     else:
-        from ..fleet.payload import fleet_text
+        from ..report.console import make_console
+        from ..report.fleet_text import render_fleet
 
-        click.echo("\n".join(fleet_text(result)))
+        render_fleet(make_console(), result)
     ctx.exit(result.exit_status())
