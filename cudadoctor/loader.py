@@ -12,7 +12,7 @@ import json
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Mapping, Optional
 
 from .compat.table import CompatTable, TableError
 from .model.facts import HostFacts
@@ -72,6 +72,30 @@ def read_user_file(path: str, what: str, error: type[Exception]) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise error(f"{what} {shown}: not UTF-8 text") from None
+
+
+def read_stdin(error: type[Exception], stream: Optional[BinaryIO] = None, where: str = "standard input") -> str:
+    """Standard input's text (``stream``: its bytes, by default ``sys.stdin.buffer``), read to its
+    end but never more than MAX_FILE_BYTES: at most one byte beyond is read, so an endless or huge
+    stream is refused (``error("standard input: too large ...")``) without being held in memory."""
+    import sys
+
+    if stream is None:
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise error(f"{where}: cannot be read (not a byte stream)")
+    try:
+        data = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise error(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    if data is None:  # a non-blocking stream with nothing to read yet
+        raise error(f"{where}: cannot be read (no data ready)")
+    if len(data) > MAX_FILE_BYTES:
+        raise error(f"{where}: too large (at most {MAX_FILE_BYTES} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"{where}: not UTF-8 text") from None
 
 
 # A lone surrogate can only come from a \uD800-\uDFFF escape: the text itself decoded as UTF-8.

@@ -41,7 +41,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "overlay": frozenset({"model", "compat", "files"}),
     # Files cudadoctor writes, replaced atomically (probe --output, the overlay).
     "files": frozenset({"model"}),
-    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
+    # report renders every result, the fleet's too (report/fleet_text.py); fleet never imports report.
+    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet"}),
     "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "files", "report", "about"}),
     # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
     "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "overlay", "report", "about"}),

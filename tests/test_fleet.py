@@ -321,7 +321,8 @@ def test_node_affinity_driver_floor_on_new_nodes():
     floor = table.minor_compat_floor(12).min_driver_linux  # cu128 on a sass GPU: minor-version compat
     major, minor, rev = (floor.raw.split(".") + ["0"])[:3]
     def labels(driver: str) -> dict[str, str]:
-        return gfd_labels("L40S", "570.133.20") | {"nvidia.com/cuda.driver.major": driver.split(".")[0],
+        # The kubelet labels every node with its architecture; GFD's labels come on top.
+        return node("new", gfd_labels("L40S", "570.133.20"))["metadata"]["labels"] | {"nvidia.com/cuda.driver.major": driver.split(".")[0],
                                                      "nvidia.com/cuda.driver.minor": driver.split(".")[1],
                                                      "nvidia.com/cuda.driver.rev": driver.split(".")[2]}
     assert k8s_matches(labels(floor.raw), affinity)

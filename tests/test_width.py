@@ -3,10 +3,13 @@ the terminal except a whole command, and every command is one line (copyable as 
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
+from fleet_nodes import mixed_cluster
 from helpers import host
 from terminal import run_on_terminal
 
@@ -28,13 +31,25 @@ VIEWS = {
     "table-gpus": ["table", "--gpus"],
     "table-gpu": ["table", "--gpu", "T4"],
     "table-sources": ["table", "--sources"],
+    # NODES: a GFD-labelled node list written for the test (long GPU names, fixes, left-out hosts).
+    "fleet-nodes": ["fleet", "NODES", "--torch", "2.11"],
+    "fleet-nodes-and-snapshots": ["fleet", "NODES", host("t4-470"), host("k80-470"), host("v100-h100-550")],
 }
+
+
+def _view(name: str, tmp_path: Path) -> list[str]:
+    args = VIEWS[name]
+    if "NODES" in args:
+        nodes = tmp_path / "nodes.json"
+        nodes.write_text(json.dumps(mixed_cluster(per_pool=7)))
+        args = [str(nodes) if a == "NODES" else a for a in args]
+    return args
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
 @pytest.mark.parametrize("view", sorted(VIEWS))
-def test_lines_fit_the_terminal_and_commands_stay_whole(view: str, columns: int) -> None:
-    status, text = run_on_terminal(VIEWS[view], columns)
+def test_lines_fit_the_terminal_and_commands_stay_whole(view: str, columns: int, tmp_path: Path) -> None:
+    status, text = run_on_terminal(_view(view, tmp_path), columns)
     assert status in (0, 1), text
     lines = text.rstrip("\n").split("\n")
     assert len(lines) > 1
@@ -72,6 +87,27 @@ def test_the_answer_comes_first_at_80_columns() -> None:
     assert first[0].startswith("FAIL"), first
     assert any("PyTorch 2.7" in line and "pytorch-cuda:v2.7-cu118" in line for line in first), first
     assert any(line.strip().startswith("pip install 'torch==2.7.*' --index-url") for line in first), first
+
+
+@pytest.mark.parametrize("columns", (60, 80))
+def test_fleet_group_lines_hang_under_their_text(columns: int, tmp_path: Path) -> None:
+    """A group's head line and its details wrap onto indented lines, never column 0."""
+    _, text = run_on_terminal(_view("fleet-nodes", tmp_path), columns)
+    lines = text.rstrip("\n").split("\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith("["))
+    block = lines[first : lines.index("", first)]
+    assert all(line.startswith(("[", "    ")) for line in block), block
+    assert any(line.startswith("      ") for line in block), "nothing wrapped: the view does not exercise the layout"
+
+
+def test_piped_fleet_output_keeps_each_line_whole(tmp_path: Path) -> None:
+    from helpers import run_cli
+
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(json.dumps(mixed_cluster(per_pool=7)))
+    run = run_cli("fleet", str(nodes), "--torch", "2.11", env={"COLUMNS": "40"})
+    assert run.exit_code == 1
+    assert max(len(line) for line in run.stdout.splitlines()) > 80  # not a terminal: no wrapping
 
 
 def test_piped_output_keeps_each_line_whole() -> None:

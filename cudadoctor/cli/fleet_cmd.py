@@ -19,10 +19,9 @@ if TYPE_CHECKING:
 def _stdin_text() -> str:
     if sys.stdin is None or sys.stdin.isatty():  # a waiting prompt would look like a hang
         raise InputError("SOURCE - reads standard input, which is a terminal: pipe a node list or snapshot into it")
-    try:
-        return sys.stdin.read()
-    except UnicodeDecodeError:
-        raise InputError("standard input: not UTF-8 text") from None
+    from ..loader import read_stdin
+
+    return read_stdin(InputError)  # capped like a named file (loader.MAX_FILE_BYTES)
 
 
 def _read(path: str) -> str:
@@ -174,7 +173,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
 
         emit_json(fleet_payload(result))
     else:
-        from ..fleet.payload import fleet_text
+        from ..report.console import make_console
+        from ..report.fleet_text import render_fleet
 
-        click.echo("\n".join(fleet_text(result)))
+        render_fleet(make_console(), result)
     ctx.exit(result.exit_status())

@@ -65,7 +65,7 @@ def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--family", metavar="NAME", callback=non_empty, help="Image family (default: pytorch-cuda, or the config file's family).")(fn)
-    fn = click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="PyTorch release (default: the newest the table fully records).")(fn)
+    fn = click.option("--torch", "torch_release", metavar="X.Y", callback=non_empty, help="PyTorch release (default: the newest release the table knows).")(fn)
     return fn
 
 

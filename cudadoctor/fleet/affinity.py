@@ -12,6 +12,11 @@ In, one term per major so no pair is selected that the build lacks), with that c
 driver floor: a GPU the wheels carry only PTX for needs the driver's full support of the CUDA
 release (a driver under minor-version compatibility cannot JIT-compile it).
 
+PyTorch's Linux aarch64 wheels carry code for other GPUs than the x86_64 ones, so every term also
+names the node architectures (``kubernetes.io/arch`` In, the kubelet's label) whose build runs
+those GPUs at that floor: an arm64 node is selected only for the GPUs its build carries code for,
+and only when the variant is published for it.
+
 Nodes of the fleet the labels would select but the check fails for other reasons (a MIG layout,
 no GPU counted) are excluded by name (``kubernetes.io/hostname`` NotIn), so the affinity selects
 exactly the nodes of this fleet that can run the target, and new nodes by their labels.
@@ -24,11 +29,15 @@ from typing import Any, Optional
 from ..compat.table import CompatTable, WheelVariant
 from ..model.findings import FAIL
 from ..model.versions import DriverVersion
-from .gfd import CC_MAJOR, CC_MINOR, DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REV
+from .gfd import ARCH, CC_MAJOR, CC_MINOR, DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REV, GOARCH_OF_MACHINE
 from .judge import FleetResult
 from .sources import NODE_LABELS
 
 HOSTNAME = "kubernetes.io/hostname"
+# The kubelet's architecture names (Go's GOARCH) of the Linux platforms the table records builds for.
+PLATFORM_OF_GOARCH = {"amd64": "linux-x86_64", "arm64": "linux-aarch64"}
+
+Floors = dict[tuple[int, int], DriverVersion]
 
 
 class AffinityError(ValueError):
@@ -92,13 +101,26 @@ def _driver_terms(floor: DriverVersion) -> list[list[dict[str, Any]]]:
     return terms
 
 
-def _excluded(fleet: FleetResult, floors: dict[tuple[int, int], DriverVersion]) -> list[str]:
+def _platform_floors(table: CompatTable, variant: WheelVariant) -> dict[str, Floors]:
+    """For each node architecture the variant is published for, the floors of its build there."""
+    return {
+        goarch: _floors(table, variant.for_platform(platform))
+        for goarch, platform in PLATFORM_OF_GOARCH.items()
+        if variant.available_on(platform)
+    }
+
+
+def _excluded(fleet: FleetResult, by_arch: dict[str, Floors]) -> list[str]:
     """Label-read nodes the terms would select although the check fails on them."""
     names: list[str] = []
     for group in fleet.groups:
         if group.facts is None or group.result is None or group.result.verdict != FAIL:
             continue
         if not all(h.origin == NODE_LABELS for h in group.hosts):
+            continue
+        machine = group.facts.system.machine if group.facts.system is not None else None
+        floors = by_arch.get(GOARCH_OF_MACHINE.get(machine or "", machine or ""))
+        if floors is None:  # no architecture known, or none the terms name: not selected
             continue
         driver = DriverVersion.parse(group.driver) if group.driver else None
         ccs = {g.compute_capability for g in group.facts.gpus}
@@ -114,16 +136,22 @@ def _excluded(fleet: FleetResult, floors: dict[tuple[int, int], DriverVersion]) 
 def node_affinity(fleet: FleetResult, table: CompatTable) -> dict[str, Any]:
     """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [...]}}}``."""
     variant = _variant(fleet, table)
-    floors = _floors(table, variant)
-    if not floors:
+    by_arch = _platform_floors(table, variant)
+    if not any(by_arch.values()):
         raise AffinityError(f"{variant.name} carries code for no GPU the table knows")
-    by_floor_major: dict[tuple[DriverVersion, int], list[int]] = {}
-    for (major, minor), floor in sorted(floors.items()):
-        by_floor_major.setdefault((floor, major), []).append(minor)
-    excluded = _excluded(fleet, floors)
+    # (architectures, floor, compute major) -> the minors: architectures whose builds agree share terms.
+    by_floor_major: dict[tuple[tuple[str, ...], DriverVersion, int], list[int]] = {}
+    for major, minor, floor in sorted({(mj, mn, f) for floors in by_arch.values() for (mj, mn), f in floors.items()}):
+        arches = tuple(goarch for goarch, floors in sorted(by_arch.items()) if floors.get((major, minor)) == floor)
+        by_floor_major.setdefault((arches, floor, major), []).append(minor)
+    excluded = _excluded(fleet, by_arch)
     terms = []
-    for (floor, major), minors in sorted(by_floor_major.items(), key=lambda item: (item[0][1], item[0][0])):
-        gpu = [_expr(CC_MAJOR, "In", [str(major)]), _expr(CC_MINOR, "In", [str(m) for m in minors])]
+    for (arches, floor, major), minors in sorted(by_floor_major.items(), key=lambda item: (item[0][2], item[0][1], item[0][0])):
+        gpu = [
+            _expr(ARCH, "In", list(arches)),
+            _expr(CC_MAJOR, "In", [str(major)]),
+            _expr(CC_MINOR, "In", [str(m) for m in minors]),
+        ]
         for driver in _driver_terms(floor):
             term = gpu + driver
             if excluded:

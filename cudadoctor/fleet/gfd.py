@@ -11,6 +11,12 @@ under the single MIG strategy, ``-SHARED`` under time-slicing), ``gpu.count``, `
 with several kinds of GPU one kind's labels win (``mig-strategy.go`` warns "Multiple device types
 detected"), so the facts below say ``count`` GPUs of that one product.
 
+The node's platform comes from the labels the kubelet writes, ``kubernetes.io/arch`` and
+``kubernetes.io/os`` (Go's ``GOARCH``/``GOOS``: ``amd64``, ``arm64``, ``linux``; the older
+``beta.kubernetes.io/*`` beside them), else from the Node's ``status.nodeInfo.architecture`` and
+``operatingSystem`` (the same values): PyTorch builds differ by platform (the Linux aarch64 wheels
+carry other GPUs' code than the x86_64 ones), so a node's architecture is one of its facts.
+
 What labels do not carry is left unknown rather than invented: GPU health (retired pages, ECC),
 persistence mode, UUIDs and PCI addresses, the kernel module, device nodes, the environment,
 Docker and torch. :data:`LABEL_GAPS` names them for the report.
@@ -21,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional
 
-from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts
+from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts, SystemFacts
 from ..model.versions import DriverVersion, VersionError
 
 PREFIX = "nvidia.com/"
@@ -45,11 +51,21 @@ CC_MAJOR = "nvidia.com/gpu.compute.major"
 CC_MINOR = "nvidia.com/gpu.compute.minor"
 MIG_STRATEGY = "nvidia.com/mig.strategy"
 MIG_CAPABLE = "nvidia.com/mig.capable"
+# The kubelet's well-known labels for the node's platform (and the deprecated beta ones).
+ARCH = "kubernetes.io/arch"
+OS = "kubernetes.io/os"
+BETA_ARCH = "beta.kubernetes.io/arch"
+BETA_OS = "beta.kubernetes.io/os"
+PLATFORM_LABELS = (ARCH, OS, BETA_ARCH, BETA_OS)
+# Go's GOARCH names as uname's machine names (SystemFacts.machine); others are kept as they are.
+MACHINE_OF_GOARCH = {"amd64": "x86_64", "arm64": "aarch64"}
+GOARCH_OF_MACHINE = {machine: goarch for goarch, machine in MACHINE_OF_GOARCH.items()}
 
 # What a host built from labels does not know (the report says so; nothing is made up for them).
 LABEL_GAPS = ("gpu-brand", "gpu-health", "kernel-module", "environment", "docker", "torch")
 
 _INTEGER = re.compile(r"^\d{1,9}$")
+_PLATFORM_WORD = re.compile(r"^[a-z0-9_]{1,32}$")  # a GOOS or GOARCH value
 _MIG_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)", re.IGNORECASE)
 _MIG_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-([^/]+)\.count$")
 MIB = 1024 * 1024
@@ -160,10 +176,36 @@ def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts,
     )
 
 
-def facts_from_labels(labels: Mapping[str, str], hostname: Optional[str] = None) -> Optional[HostFacts]:
+def _platform_word(value: Optional[str], where: str) -> Optional[str]:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _PLATFORM_WORD.match(value.strip().lower()):
+        raise LabelError(f"{where}={str(value)[:40]!r} is not an operating system or architecture name such as linux or amd64")
+    return value.strip().lower()
+
+
+def _system(labels: Mapping[str, str], node_os: Optional[str], node_arch: Optional[str]) -> Optional[SystemFacts]:
+    """The node's operating system and machine (uname's name: aarch64, x86_64), or None when
+    neither the labels nor the Node's nodeInfo say."""
+    arch = _platform_word(labels.get(ARCH), ARCH) or _platform_word(labels.get(BETA_ARCH), BETA_ARCH)
+    os_name = _platform_word(labels.get(OS), OS) or _platform_word(labels.get(BETA_OS), BETA_OS)
+    arch = arch or _platform_word(node_arch, "status.nodeInfo.architecture")
+    os_name = os_name or _platform_word(node_os, "status.nodeInfo.operatingSystem")
+    if arch is None and os_name is None:
+        return None
+    return SystemFacts(os=os_name, machine=MACHINE_OF_GOARCH.get(arch, arch) if arch is not None else None)
+
+
+def facts_from_labels(
+    labels: Mapping[str, str],
+    hostname: Optional[str] = None,
+    node_os: Optional[str] = None,
+    node_arch: Optional[str] = None,
+) -> Optional[HostFacts]:
     """The facts GFD's labels state about a node, or None when it carries no GPU labels (a node
     without NVIDIA GPUs, or one GFD has not labelled: the fleet counts it as unknown).
-    Raises LabelError for a value GFD could not have written."""
+    ``node_os``/``node_arch`` (the Node's ``status.nodeInfo``) stand in for missing platform labels.
+    Raises LabelError for a value GFD (or the kubelet) could not have written."""
     if not has_gpu_labels(labels):
         return None
     driver = _driver_text(labels)
@@ -174,4 +216,5 @@ def facts_from_labels(labels: Mapping[str, str], hostname: Optional[str] = None)
         driver=DriverFacts(nvml_state=NVML_OK, driver_version=driver, cuda_driver_version=cuda),
         gpus=gpus,
         hostname=hostname,
+        system=_system(labels, node_os, node_arch),
     )

@@ -19,6 +19,7 @@ from .gfd import LABEL_GAPS
 from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
 
 UNKNOWN = "unknown"
+MINOR_COMPAT_CODE = "driver-minor-compat"  # the driver runs the target's CUDA under minor-version compatibility
 VERDICTS = ("ok", "warn", "fail", UNKNOWN)
 
 
@@ -101,6 +102,9 @@ class Coverage:
     image: Optional[str]
     hosts: int
     left_out: tuple[LeftOut, ...]
+    # Of ``hosts``, those whose driver runs it only under minor-version compatibility (no PTX JIT,
+    # and features that need a newer driver missing): at equal reach, fewer is better.
+    minor_compat_hosts: int = 0
 
 
 @record
@@ -178,13 +182,15 @@ def _duplicates(hosts: Sequence[FleetHost]) -> tuple[Duplicate, ...]:
 def _coverage(
     groups: Sequence[HostGroup], results: Sequence[Optional[CheckResult]], variant: Optional[WheelVariant], image: Optional[str]
 ) -> Coverage:
-    runs = 0
+    runs = minor_compat = 0
     left: list[LeftOut] = []
     for group, result in zip(groups, results):
         if result is None:
             continue
         if result.verdict != FAIL:
             runs += len(group.hosts)
+            if any(f.code == MINOR_COMPAT_CODE for f in result.findings):
+                minor_compat += len(group.hosts)
         else:
             left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL)))
     return Coverage(
@@ -193,6 +199,7 @@ def _coverage(
         image=image,
         hosts=runs,
         left_out=tuple(left),
+        minor_compat_hosts=minor_compat,
     )
 
 
@@ -235,8 +242,9 @@ def judge_fleet(
                 pinned = replace(request, variant=variant)
                 results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
                 candidates.append(_coverage(groups, results, variant, request.family.reference(release, variant)))
-            # The most hosts first; among equals the newest CUDA.
-            candidates.sort(key=lambda c: (-c.hosts, tuple(-int(n) for n in (c.cuda or "0").split("."))))
+            # The most hosts first; among equals full driver support before minor-version
+            # compatibility, then the newest CUDA.
+            candidates.sort(key=lambda c: (-c.hosts, c.minor_compat_hosts, tuple(-int(n) for n in (c.cuda or "0").split("."))))
     return FleetResult(
         request=request,
         hosts=tuple(hosts),

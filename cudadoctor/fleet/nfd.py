@@ -16,19 +16,22 @@ from ..compat.table import CompatTable
 from ..doctor.check import check, recommend_for
 from ..doctor.request import resolve_request
 from ..model.facts import HostFacts
+from ..model.findings import FAIL
 
 NAMESPACE = "cudadoctor.feature.node.kubernetes.io"
 
 
 def nfd_features(facts: HostFacts, table: CompatTable, version: Optional[str] = None) -> list[str]:
     """The feature lines: for each PyTorch release of the table, the CUDA variant cudadoctor
-    recommends here (none when no variant fits), and the verdict for the default release."""
+    recommends here (none when no variant fits), and the verdict for the default release with its
+    variant (that only when the verdict is not fail: a nodeSelector on it must not pick a node
+    that cannot run it)."""
     lines = [f"# cudadoctor {version or ''} verdicts for this host; see `cudadoctor fleet --help`".replace("  ", " ")]
     default = resolve_request(table)
     result = check(facts, table, default)
     lines.append(f"{NAMESPACE}/verdict={result.verdict}")
     lines.append(f"{NAMESPACE}/torch={default.release.version}")
-    if result.target is not None:
+    if result.target is not None and result.verdict != FAIL:
         lines.append(f"{NAMESPACE}/variant={result.target.variant}")
     for release in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True):
         rec = recommend_for(facts, table, resolve_request(table, torch=release.version))

@@ -1,5 +1,5 @@
-"""The fleet as one JSON document (cudadoctor/schemas/fleet.schema.json) and as plain text lines.
-Pure: a FleetResult in, JSON types or strings out; the CLI prints them."""
+"""The fleet as one JSON document (cudadoctor/schemas/fleet.schema.json). Pure: a FleetResult in,
+JSON types out; the CLI prints them (the text is report/fleet_text.py's)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from ..doctor.request import Request
 from .judge import Coverage, FleetResult, HostGroup
 
 FLEET_SCHEMA = 1
-SHOWN_NAMES = 5  # text: this many names of a group, then "and N more"
 
 
 def target_payload(request: Request) -> dict[str, Any]:
@@ -71,60 +70,3 @@ def fleet_payload(fleet: FleetResult) -> dict[str, Any]:
         "duplicates": [{"host": d.name, "sources": list(d.sources)} for d in fleet.duplicates],
         "errors": [{"source": p.source, "error": p.error} for p in fleet.problems],
     }
-
-
-def _names(names: tuple[str, ...]) -> str:
-    shown = ", ".join(names[:SHOWN_NAMES])
-    more = len(names) - SHOWN_NAMES
-    return f"{shown} and {more} more" if more > 0 else shown
-
-
-def _describe(group: HostGroup) -> str:
-    if group.facts is None:
-        return "no NVIDIA GPU labels"
-    gpus = ", ".join(
-        f"{k.count}x {k.name or 'GPU'} (cc {k.compute_capability or '?'})" for k in group.gpu_kinds
-    ) or "no GPU"
-    parts = [f"driver {group.driver or 'unknown'}", gpus]
-    if group.os:
-        parts.append(group.os)
-    return "; ".join(parts)
-
-
-def fleet_text(fleet: FleetResult) -> list[str]:
-    """The fleet report as lines of plain text (names, codes and fixes as the data has them)."""
-    s = fleet.summary
-    target = fleet.request
-    what = str(target.image) if target.image is not None else f"PyTorch {target.release.version}" + (
-        f" {target.variant.name}" if target.variant is not None else ""
-    )
-    lines = [
-        f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({target.family.name})",
-        f"  ok {s['ok']}, warn {s['warn']}, fail {s['fail']}, unknown {s['unknown']}",
-        "",
-    ]
-    for group in fleet.groups:
-        lines.append(f"[{group.verdict}] {len(group.hosts)} host(s): {_describe(group)}")
-        lines.append(f"    hosts: {_names(group.names)}")
-        if group.blocking:
-            lines.append(f"    findings: {', '.join(group.blocking)}")
-        rec = group.result.recommendation if group.result is not None else None
-        if rec is not None and rec.found:
-            lines.append(f"    fits: {rec.variant} ({rec.image or 'wheel'})")
-        if group.fix:
-            lines.append(f"    fix: {group.fix}")
-        if group.facts is not None and group.missing:
-            lines.append(f"    not known from the source: {', '.join(group.missing)}")
-    answer = fleet.answer
-    lines.append("")
-    if answer is None:
-        lines.append("Fleet answer: nothing to judge (no host carries GPU facts)")
-    else:
-        judged = len(fleet.hosts) - s["unknown"]
-        name = answer.image or answer.variant or "the target"
-        lines.append(f"Fleet answer: {name} ({answer.variant}) runs on {answer.hosts} of {judged} judged hosts")
-        for left in answer.left_out:
-            lines.append(f"    left out: {_names(left.hosts)}: {', '.join(left.findings) or left.verdict}")
-    for dup in fleet.duplicates:
-        lines.append(f"duplicate host name {dup.name!r} in {', '.join(dup.sources)}: each copy is judged and counted")
-    return lines

@@ -11,8 +11,8 @@ from typing import Any, Iterator, Optional, Union
 from ..model.facts import HostFacts
 from ..model.record import record, replace
 from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, snapshot_from_dict
+from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
-from .gfd import LabelError, facts_from_labels
 
 GFD_TIMESTAMP = "nvidia.com/gfd.timestamp"  # when GFD last ran: no fact about the node
 
@@ -73,8 +73,8 @@ def kind_of(data: Any) -> str:
 
 
 def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The node's name and its nvidia.com/ labels (sorted, GFD's timestamp left out): all that
-    decides its facts, so identical nodes share one key."""
+    """The node's name and its nvidia.com/ and platform labels (sorted, GFD's timestamp left out):
+    with its nodeInfo platform, all that decides its facts, so identical nodes share one key."""
     metadata = node.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
         raise SourceError(f"{where}: a Node without metadata.name")
@@ -86,16 +86,26 @@ def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, tuple[tuple[str,
     for key, value in labels.items():
         if not isinstance(value, str) or not isinstance(key, str):
             raise SourceError(f"{where}: node {name[:80]}: metadata.labels is not a map of strings")
-        if key.startswith(GFD_PREFIX) and key != GFD_TIMESTAMP:
+        if (key.startswith(GFD_PREFIX) and key != GFD_TIMESTAMP) or key in PLATFORM_LABELS:
             relevant.append((key, value))
     relevant.sort()
     return name, tuple(relevant)
 
 
+def _node_platform(node: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+    """(operatingSystem, architecture) of the Node's status.nodeInfo, where they are strings."""
+    status = node.get("status")
+    info = status.get("nodeInfo") if isinstance(status, dict) else None
+    if not isinstance(info, dict):
+        return None, None
+    os_name, arch = info.get("operatingSystem"), info.get("architecture")
+    return (os_name if isinstance(os_name, str) else None), (arch if isinstance(arch, str) else None)
+
+
 @lru_cache(maxsize=4096)
-def _facts_of(labels: tuple[tuple[str, str], ...]) -> Optional[HostFacts]:
+def _facts_of(labels: tuple[tuple[str, str], ...], node_os: Optional[str], node_arch: Optional[str]) -> Optional[HostFacts]:
     """One facts object per distinct label set: 10 000 nodes of 40 kinds build 40 (records are frozen)."""
-    return facts_from_labels(dict(labels))
+    return facts_from_labels(dict(labels), node_os=node_os, node_arch=node_arch)
 
 
 def node_host(node: Any, where: str) -> FleetHost:
@@ -103,7 +113,7 @@ def node_host(node: Any, where: str) -> FleetHost:
         raise SourceError(f"{where}: an item that is not a Node")
     name, labels = _gpu_labels(node, where)
     try:
-        facts = _facts_of(labels)
+        facts = _facts_of(labels, *_node_platform(node))
     except LabelError as exc:
         raise SourceError(f"{where}: node {name[:80]}: {exc}") from None
     return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
