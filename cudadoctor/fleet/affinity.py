@@ -113,6 +113,11 @@ def _excluded(fleet: FleetResult, floors: dict[tuple[int, int], DriverVersion]) 
 
 def node_affinity(fleet: FleetResult, table: CompatTable) -> dict[str, Any]:
     """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [...]}}}``."""
+    if fleet.request.ngc is not None:
+        # An NGC month's driver floor depends on each node's GPU class (forward compatibility), which GFD labels do not settle.
+        raise AffinityError(
+            f"--format node-affinity is for the wheel families; for {fleet.request.ngc.name} use --format report (or --json)"
+        )
     variant = _variant(fleet, table)
     floors = _floors(table, variant)
     if not floors:

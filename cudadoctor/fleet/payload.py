@@ -15,7 +15,7 @@ SHOWN_NAMES = 5  # text: this many names of a group, then "and N more"
 def target_payload(request: Request) -> dict[str, Any]:
     return {
         "torch": request.release.version,
-        "family": request.family.name,
+        "family": request.ngc.name if request.ngc is not None else request.family.name,
         "variant": request.variant.name if request.variant is not None else None,
         "image": str(request.image) if request.image is not None else None,
     }
@@ -98,8 +98,11 @@ def fleet_text(fleet: FleetResult) -> list[str]:
     what = str(target.image) if target.image is not None else f"PyTorch {target.release.version}" + (
         f" {target.variant.name}" if target.variant is not None else ""
     )
+    family = target.ngc.name if target.ngc is not None else target.family.name
+    if target.ngc is not None and target.image is None:
+        what = "the newest NGC month"
     lines = [
-        f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({target.family.name})",
+        f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({family})",
         f"  ok {s['ok']}, warn {s['warn']}, fail {s['fail']}, unknown {s['unknown']}",
         "",
     ]
