@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from cudadoctor.loader import load_table
-from helpers import invoke
+from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.model.record import replace
+from helpers import core_check, host, invoke
 
 TABLE = load_table()
 REPO = TABLE.ngc_families[0].repository
@@ -167,3 +168,15 @@ def test_an_unverified_month_says_so_in_evidence_and_notes() -> None:
     rec = doc["recommendation"]
     assert rec["variant"] == "23.10" and rec["evidence"] == "unverified"
     assert any("unverified" in note and "23.10" in note and "CUDA" in note for note in rec["notes"])
+
+
+# --- an unknown is not a fit ---------------------------------------------------------------------
+
+def test_a_cuda_major_without_any_toolkit_row_is_unknown_not_a_fit() -> None:
+    table = replace(TABLE, toolkit_architectures=tuple(r for r in TABLE.toolkit_architectures if r.cuda.major != 13))
+    facts = load_snapshot(host("h100-535"))
+    result = core_check(facts, table=table, image=f"{REPO}:25.12-py3", only=["ngc"])
+    codes = {f.code: f.severity for f in result.findings}
+    assert codes == {"ngc-gpu-unknown": "warn"}
+    run = core_check(facts, table=table, family="ngc-pytorch", only=["ngc"])
+    assert run.recommendation.variant == "23.10"  # 25.12 and 26.07 are not counted as fits

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, WheelVariant
-from ..doctor.check import CheckResult, check
+from ..doctor.check import CheckResult, check, ngc_torch
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN
@@ -216,8 +216,9 @@ def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Re
     assert request.ngc is not None
     family = request.ngc
     ranked: list[tuple[Coverage, bool, tuple[int, int]]] = []
+    torch = ngc_torch(request)
     for release in table.ngc_releases:
-        if release.cuda is None:
+        if release.cuda is None or (torch is not None and release.torch_minor != torch):
             continue
         image = family.reference(release)
         pinned = replace(request, image=parse_image_ref(image))
