@@ -15,10 +15,10 @@ from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
 from .model.findings import Action
 from .model.record import field, record
-from .model.versions import ComputeCapability
+from .model.versions import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:
-    from .compat.ngc import NgcFamily
+    from .compat.ngc import NgcFamily, NgcRelease
 
 TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
 
@@ -378,20 +378,33 @@ def first_fit(
     return None
 
 
-def recommend_ngc(host: HostView, family: "NgcFamily") -> Recommendation:
+def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = None) -> Recommendation:
     """The newest NGC PyTorch release this host runs (natively, through forward compatibility on a
     data-center GPU, or under minor-version compatibility), and why each newer one lost. The
     chosen release is the recommendation's ``variant``; months whose CUDA the table does not
-    record are passed over, and say so."""
+    record are passed over, and say so. With ``torch`` ("2.9"), only months whose recorded
+    PyTorch build is of that minor release are considered."""
+    from .compat.ngc import UNVERIFIED
     from .host.ngc import FORWARD_COMPAT, NATIVE, ngc_fit
 
     rejected: list[Rejection] = []
     barred = False
     newest_first = tuple(reversed(host.table.ngc_releases))
+    if torch is not None:
+        kept = []
+        for release in newest_first:
+            if release.torch_minor is None:
+                rejected.append(Rejection(release.release, f"the table does not record its PyTorch build, so it cannot be shown to be PyTorch {torch}"))
+            elif release.torch_minor != torch:
+                rejected.append(Rejection(release.release, f"it holds PyTorch {release.pytorch}, not {torch}"))
+            else:
+                kept.append(release)
+        newest_first = tuple(kept)
     # Releases whose CUDA NVIDIA's release notes print come first; the unverified ones only when none of those runs.
     ordered = [r for r in newest_first if r.settled] + [r for r in newest_first if not r.settled]
+    fits = {r.release: ngc_fit(host, r) for r in ordered}
     for release in ordered:
-        fit = ngc_fit(host, release)
+        fit = fits[release.release]
         barred = barred or fit.forward_compat_barred
         if not fit.runs:
             rejected.append(Rejection(release.release, fit.why))
@@ -401,7 +414,7 @@ def recommend_ngc(host: HostView, family: "NgcFamily") -> Recommendation:
                 Rejection(other.release, f"its CUDA ({other.cuda}) is unverified in the table; releases whose facts "
                           "NVIDIA's release notes settle are preferred")
                 for other in newest_first
-                if not other.settled and other.cuda is not None and other.key > release.key and ngc_fit(host, other).runs
+                if not other.settled and other.cuda is not None and other.key > release.key and fits[other.release].runs
             ]
         cuda = release.cuda
         evidence = "" if release.settled else f" (the table's CUDA {cuda} for {release.release} is unverified: see its note)"
@@ -409,35 +422,86 @@ def recommend_ngc(host: HostView, family: "NgcFamily") -> Recommendation:
         if barred:
             note = "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
         support = {NATIVE: "full", FORWARD_COMPAT: "forward-compat"}.get(fit.mode, "minor-compat")
-        torch = release.torch_minor or ""
+        notes = () if release.settled else (
+            f"unverified: the CUDA of NGC PyTorch {release.release} ({cuda}) is not printed in NVIDIA's release notes; "
+            "it is recommended only because no month whose CUDA the release notes print runs on this host"
+            + (f" (the table's note: {release.note})" if release.note else ""),
+        )
         return Recommendation(
-            torch=torch,
+            torch=release.torch_minor or "",
             family=family.name,
             variant=release.release,
             cuda=str(cuda.major_minor) if cuda else None,
             image=family.reference(release),
             support=support,
             why=f"{release.release} (CUDA {cuda}, PyTorch {release.pytorch or 'not recorded'}) is the newest release "
+            + (f"holding PyTorch {torch} " if torch is not None else "")
             + ("this host runs whose CUDA NVIDIA's release notes print" if release.settled
                else "this host runs (none whose CUDA the release notes print does)")
             + f": {fit.why}{note}{evidence}",
             rejected=tuple(rejected),
+            evidence="release-notes" if release.settled else UNVERIFIED,
+            notes=notes,
         )
-    fixes = []
-    actions = []
-    for release in reversed(host.table.ngc_releases):  # the newest release whose driver floor is known
-        row = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
-        floor = release.min_driver or (row.min_driver_linux if row else None)
-        if floor is not None:
-            fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda})")
-            actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=str(floor), variant=release.release,
-                                  cuda=str(release.cuda.major_minor) if release.cuda else None,
-                                  image=family.reference(release), support="full"))
-            break
+    fixes: list[str] = []
+    actions: list[Action] = []
+    smallest = _smallest_ngc_fix(host, [r for r in ordered if not fits[r.release].gpu_blocked])
+    if smallest is not None:
+        release, floor, support = smallest
+        how = ", through CUDA forward compatibility" if support == "forward-compat" else ""
+        unsure = "" if release.settled else "; its CUDA is unverified in the table"
+        fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda}{how}{unsure})")
+        full = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
+        full_floor = release.min_driver or (full.min_driver_linux if full else None)
+        actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=str(full_floor or floor), variant=release.release,
+                              cuda=str(release.cuda.major_minor) if release.cuda else None,
+                              image=family.reference(release), support=support))
     why = "no NGC PyTorch release in the table runs on this host"
+    if torch is not None:
+        why = f"no NGC PyTorch release in the table holds PyTorch {torch} and runs on this host"
+        if not newest_first:
+            why = f"no NGC PyTorch release in the table is recorded as a PyTorch {torch} build"
     if barred:
         why += "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
     return Recommendation(
-        torch="", family=family.name, variant=None, cuda=None, image=None, support=None, why=why,
+        torch=torch or "", family=family.name, variant=None, cuda=None, image=None, support=None, why=why,
         rejected=tuple(rejected), fixes=tuple(fixes), actions=tuple(actions),
     )
+
+
+def _smallest_ngc_fix(host: HostView, releases: Sequence["NgcRelease"]) -> Optional[tuple["NgcRelease", "DriverVersion", str]]:
+    """(month, driver floor, support) for the smallest driver upgrade that makes one of ``releases``
+    (already free of GPU problems, settled months first) run: the oldest forward-compatibility branch
+    newer than the host's, where these GPUs can use forward compatibility, else the month's minimum
+    driver. Settled months are preferred; unverified ones count only when no settled one has a floor."""
+    from .host.ngc import forward_compat_blockers
+
+    driver = host.driver
+    forward_ok = host.table.forward_compat is not None and not forward_compat_blockers(host, host.gpus_in_scope)
+    best: dict[bool, tuple["NgcRelease", "DriverVersion", str]] = {}
+    for release in releases:
+        if release.cuda is None:
+            continue
+        options: list[tuple["DriverVersion", str]] = []
+        row = host.table.min_driver_full(release.cuda)
+        full = release.min_driver or (row.min_driver_linux if row else None)
+        if full is not None:
+            options.append((full, "full"))
+        if forward_ok and host.table.forward_compat is not None:
+            branches = release.forward_compat_branches
+            if branches is None:
+                branches = host.table.compat_branches_for(release.cuda) or ()
+            for entry in host.table.forward_compat.branches:
+                if entry.branch not in branches or (driver is not None and entry.branch <= driver.branch):
+                    continue
+                floor_row = host.table.min_driver_full(entry.cuda)
+                floor = floor_row.min_driver_linux if floor_row is not None and floor_row.min_driver_linux.branch == entry.branch else None
+                options.append((floor or DriverVersion.parse(str(entry.branch)), "forward-compat"))
+        options = [o for o in options if driver is None or o[0] > driver]
+        if not options:
+            continue
+        floor, support = min(options, key=lambda o: o[0])
+        held = best.get(release.settled)
+        if held is None or floor < held[1]:
+            best[release.settled] = (release, floor, support)
+    return best.get(True) or best.get(False)

@@ -89,9 +89,15 @@ def apply_config(table: CompatTable, config: Config) -> CompatTable:
     if config.family is None and config.repository is None:
         return table
     name = config.family or table.image_families[0].name
+    ngc = table.ngc_family(name) if config.family is not None else None
+    if ngc is not None:  # an NGC family as the default: --family ngc-pytorch unless --family says otherwise
+        if config.repository is not None:
+            ngc = replace(ngc, repository=config.repository)
+        rest = tuple(f for f in table.ngc_families if f.name != ngc.name)
+        return replace(table, ngc_families=(ngc,) + rest, default_ngc=ngc.name)
     family = table.family(name)
     if family is None:
-        known = ", ".join(f.name for f in table.image_families)
+        known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
         raise ConfigError(f"config {config.path}: unknown family {name!r}: known families are {known}")
     if config.repository is not None:
         family = replace(family, repository=config.repository)

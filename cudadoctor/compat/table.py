@@ -376,6 +376,7 @@ class CompatTable:
     gpu_names: dict[str, GpuModel] = field(default_factory=dict, repr=False)
     ngc_releases: tuple[NgcRelease, ...] = ()  # NGC PyTorch monthly releases, oldest first
     ngc_families: tuple[NgcFamily, ...] = ()  # image families of kind "ngc" (NVIDIA's NGC PyTorch repository)
+    default_ngc: Optional[str] = None  # a config file made this NGC family the default (no --family)
 
     # --- sources ---------------------------------------------------------------------------
 

@@ -39,12 +39,17 @@ class CheckResult:
         return exit_status(self.findings, strict)
 
 
+def ngc_torch(request: Request) -> Optional[str]:
+    """The PyTorch minor release --torch asked for, which limits the NGC months considered."""
+    return request.release.version if request.release_explicit and request.newer_release is None else None
+
+
 def recommend_for(facts: HostFacts, table: CompatTable, request: Request) -> Recommendation:
     """The variant (and image tag) of the requested release that fits this host; for an NGC
     family (--family naming one), the newest monthly release this host runs."""
     host = HostView.of(facts, table)
     if request.ngc is not None:
-        return recommend_ngc(host, request.ngc)
+        return recommend_ngc(host, request.ngc, ngc_torch(request))
     return recommend(host, request.release, request.family)
 
 
@@ -65,7 +70,7 @@ def check(
         release = table.release(target.torch) or release
     ngc = request.ngc or (table.ngc_family(target.family) if target is not None and target.family else None)
     if ngc is not None:
-        recommendation = recommend_ngc(host, ngc)
+        recommendation = recommend_ngc(host, ngc, ngc_torch(request))
     else:
         recommendation = recommend(host, release, request.family)
     if target is None and request.ngc is not None:

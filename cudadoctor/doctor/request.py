@@ -190,7 +190,7 @@ def resolve_request(
         # `check --torch 2.99`: judged as the newest release the table knows; table-outdated says so
         newer, torch = torch.strip(), None
     release = resolve_release(table, torch)
-    ngc = table.ngc_family(family.strip()) if family else None
+    ngc = table.ngc_family(family.strip()) if family else (table.ngc_family(table.default_ngc) if table.default_ngc else None)
     image_family = resolve_family(table, None if ngc else family)
     pinned = None
     if variant:

@@ -135,6 +135,11 @@ def _excluded(fleet: FleetResult, by_arch: dict[str, Floors]) -> list[str]:
 
 def node_affinity(fleet: FleetResult, table: CompatTable) -> dict[str, Any]:
     """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [...]}}}``."""
+    if fleet.request.ngc is not None:
+        # An NGC month's driver floor depends on each node's GPU class (forward compatibility), which GFD labels do not settle.
+        raise AffinityError(
+            f"--format node-affinity is for the wheel families; for {fleet.request.ngc.name} use --format report (or --json)"
+        )
     variant = _variant(fleet, table)
     by_arch = _platform_floors(table, variant)
     if not any(by_arch.values()):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, WheelVariant
-from ..doctor.check import CheckResult, check
+from ..doctor.check import CheckResult, check, ngc_torch
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN
@@ -215,6 +215,28 @@ def _fixed_target(groups: Sequence[HostGroup], request: Request) -> Coverage:
     return coverage
 
 
+def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
+    """Each NGC month whose CUDA the table records, checked as the target image on every group:
+    the most hosts first; among equals, months whose CUDA the release notes print, then the newest."""
+    from ..model.imageref import parse_image_ref
+
+    assert request.ngc is not None
+    family = request.ngc
+    ranked: list[tuple[Coverage, bool, tuple[int, int]]] = []
+    torch = ngc_torch(request)
+    for release in table.ngc_releases:
+        if release.cuda is None or (torch is not None and release.torch_minor != torch):
+            continue
+        image = family.reference(release)
+        pinned = replace(request, image=parse_image_ref(image))
+        results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
+        coverage = _coverage(groups, results, None, image)
+        coverage = replace(coverage, variant=release.release, cuda=str(release.cuda.major_minor))
+        ranked.append((coverage, release.settled, release.key))
+    ranked.sort(key=lambda r: (-r[0].hosts, not r[1], tuple(-n for n in r[2])))
+    return [coverage for coverage, _, _ in ranked]
+
+
 def judge_fleet(
     hosts: Sequence[FleetHost],
     table: CompatTable,
@@ -233,6 +255,8 @@ def judge_fleet(
     if any(g.result is not None for g in groups):
         if request.image is not None or request.variant is not None:
             candidates.append(_fixed_target(groups, request))
+        elif request.ngc is not None:
+            candidates.extend(_ngc_candidates(groups, table, request))
         else:
             release = request.release
             for name in request.family.variants_for(release):

@@ -14,7 +14,7 @@ FLEET_SCHEMA = 1
 def target_payload(request: Request) -> dict[str, Any]:
     return {
         "torch": request.release.version,
-        "family": request.family.name,
+        "family": request.ngc.name if request.ngc is not None else request.family.name,
         "variant": request.variant.name if request.variant is not None else None,
         "image": str(request.image) if request.image is not None else None,
     }

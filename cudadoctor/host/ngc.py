@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..compat.ngc import NgcRelease
-from ..compat.table import WheelVariant
+from ..compat.table import ToolkitArchitectures, WheelVariant
 from ..model.facts import GpuFacts
 from ..model.record import record
 from ..model.versions import ComputeCapability, CudaVersion
@@ -33,6 +33,7 @@ class NgcFit:
     mode: str  # native | forward-compat | minor-compat | no | unknown
     why: str
     forward_compat_barred: bool = False  # it would need forward compatibility, which these GPUs cannot use
+    gpu_blocked: bool = False  # its CUDA or arch list cannot serve (or is not known to serve) a GPU in scope: no driver helps
 
     @property
     def runs(self) -> bool:
@@ -68,18 +69,49 @@ def forward_compat_blockers(host: HostView, gpus: tuple[GpuFacts, ...]) -> list[
     return blocked
 
 
-def _gpu_problem(host: HostView, release: NgcRelease, cuda: CudaVersion) -> Optional[str]:
-    """Why the release's CUDA (or its arch list) cannot serve a GPU in scope; None when it can."""
-    toolkit = host.table.toolkit_architectures_for(cuda)
+def toolkit_row(host: HostView, cuda: CudaVersion) -> tuple[Optional[ToolkitArchitectures], bool]:
+    """The toolkit row that says which GPUs ``cuda`` builds for, and whether it is the exact minor.
+    With no row for the minor, the nearest lower row of the same major stands in: its oldest
+    compute capability is a floor (a CUDA major drops architectures, its minors do not bring them
+    back), but its newest is not a ceiling (a later minor may add architectures)."""
+    exact = host.table.toolkit_architectures_for(cuda)
+    if exact is not None:
+        return exact, True
+    lower = [
+        row for row in host.table.toolkit_architectures
+        if row.cuda.major == cuda.major and row.cuda.minor < cuda.minor
+    ]
+    return (max(lower, key=lambda row: row.cuda.minor), False) if lower else (None, False)
+
+
+def gpu_verdict(host: HostView, release: NgcRelease, cuda: CudaVersion) -> Optional[tuple[str, str]]:
+    """(NO or NOT_KNOWN, why) when the release's CUDA (or its arch list) cannot serve, or cannot be
+    shown to serve, a GPU in scope; None when it serves every GPU whose compute capability is known.
+    An unknown is never counted as a fit."""
+    toolkit, exact = toolkit_row(host, cuda)
     variant = arch_variant(cuda, release.arch_list, release.source) if release.arch_list else None
     for gpu in host.gpus_in_scope:
         cc = host.cc(gpu)
         if cc is None:
             continue
-        if toolkit is not None and not toolkit.supports(cc):
-            return f"CUDA {cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} (it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
-        if variant is not None and variant.coverage(cc) is None:
-            return f"its TORCH_CUDA_ARCH_LIST ({' '.join(release.arch_list or ())}) has no code for {gpu_label(gpu)}, {cc.sm}"
+        covered = variant is not None and variant.coverage(cc) is not None
+        if toolkit is None:
+            if not covered:
+                return NOT_KNOWN, f"the table does not record which GPUs CUDA {cuda.major_minor} builds for ({gpu_label(gpu)}, {cc.sm})"
+        elif exact and not toolkit.supports(cc):
+            return NO, f"CUDA {cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} (it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
+        elif not exact and cc < toolkit.min_cc:
+            return NO, (
+                f"CUDA {cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm}: the table has no CUDA {cuda.major_minor} "
+                f"row, and CUDA {toolkit.cuda.major_minor}, the nearest earlier {cuda.major}.x, already starts at {toolkit.min_cc.sm}"
+            )
+        elif not exact and cc > toolkit.max_cc and not covered:
+            return NOT_KNOWN, (
+                f"the table has no CUDA {cuda.major_minor} row, and CUDA {toolkit.cuda.major_minor}, the nearest earlier "
+                f"{cuda.major}.x, stops at {toolkit.max_cc.sm}: whether it builds for {gpu_label(gpu)}, {cc.sm} is not known"
+            )
+        if variant is not None and not covered:
+            return NO, f"its TORCH_CUDA_ARCH_LIST ({' '.join(release.arch_list or ())}) has no code for {gpu_label(gpu)}, {cc.sm}"
     return None
 
 
@@ -88,9 +120,9 @@ def ngc_fit(host: HostView, release: NgcRelease) -> NgcFit:
     cuda = release.cuda
     if cuda is None:
         return NgcFit(release, NOT_KNOWN, f"the table does not record the CUDA of release {release.release}")
-    problem = _gpu_problem(host, release, cuda)
+    problem = gpu_verdict(host, release, cuda)
     if problem is not None:
-        return NgcFit(release, NO, problem)
+        return NgcFit(release, problem[0], problem[1], gpu_blocked=True)
     support = host.support(cuda)
     driver = host.driver
     if support.tier == FULL:
@@ -132,3 +164,14 @@ def _class_label(host: HostView, gpu: GpuFacts) -> str:
     model = host.model(gpu)
     kind = f"a {model.brand_class} GPU" if model is not None else "a GPU of unknown class"
     return f"GPU {gpu.index} ({gpu.name or 'unknown model'}, {kind})"
+
+
+def older_month_for_gpus(host: HostView, release: NgcRelease) -> Optional[NgcRelease]:
+    """The newest month before ``release`` whose CUDA (and arch list) serves every GPU in scope;
+    months whose CUDA NVIDIA's release notes print come first, as in the recommendation."""
+    older = [r for r in reversed(host.table.ngc_releases) if r.key < release.key and r.cuda is not None]
+    for candidate in [r for r in older if r.settled] + [r for r in older if not r.settled]:
+        assert candidate.cuda is not None
+        if gpu_verdict(host, candidate, candidate.cuda) is None:
+            return candidate
+    return None

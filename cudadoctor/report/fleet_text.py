@@ -55,7 +55,10 @@ def render_fleet(console: Console, fleet: FleetResult) -> None:
     what = str(target.image) if target.image is not None else f"PyTorch {target.release.version}" + (
         f" {target.variant.name}" if target.variant is not None else ""
     )
-    out.line((f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({target.family.name})", "bold"))
+    family = target.ngc.name if target.ngc is not None else target.family.name
+    if target.ngc is not None and target.image is None:
+        what = "the newest NGC month"
+    out.line((f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({family})", "bold"))
     out.line((f"ok {s['ok']}, warn {s['warn']}, fail {s['fail']}, unknown {s['unknown']}", ""), indent=2)
     out.blank()
     for group in fleet.groups:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..compat.ngc import NgcFamily, NgcRelease
-from ..host.ngc import FORWARD_COMPAT, NATIVE, NO, NgcFit, ngc_fit
-from ..model.findings import INFO, OK, WARN, Finding
+from ..host.ngc import FORWARD_COMPAT, NATIVE, NO, NOT_KNOWN, NgcFit, ngc_fit, older_month_for_gpus
+from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..model.versions import CudaVersion
 from .context import CheckContext
@@ -86,6 +86,37 @@ def check_ngc(ctx: CheckContext) -> list[Finding]:
                         detail=_evidence(release, from_image), source=source)]
     forward = table.forward_compat
     fc_source = table.cite(forward.source) if forward else source
+    if fit.gpu_blocked and fit.mode == NO:
+        older = older_month_for_gpus(ctx.host, release)
+        instead = (
+            f"Use NGC PyTorch {older.release} ({family.reference(older)}, CUDA {older.cuda}), the newest month the table "
+            "knows whose CUDA still builds for these GPUs" + ("" if older.settled else " (its CUDA is unverified in the table)")
+            if older is not None
+            else "Use an older NGC month whose CUDA still builds for these GPUs (the table records none)"
+        )
+        return [
+            Finding(
+                code="ngc-gpu-unsupported",
+                severity=FAIL,
+                title=f"{what} cannot run on these GPUs: {fit.why}",
+                detail="No driver changes this: the container's CUDA (or its PyTorch build) has no code for the GPU. "
+                    + _evidence(release, from_image),
+                hint=instead + "; `cudadoctor recommend --image --family ngc-pytorch` picks one.",
+                source=source,
+            )
+        ]
+    if fit.gpu_blocked and fit.mode == NOT_KNOWN:
+        return [
+            Finding(
+                code="ngc-gpu-unknown",
+                severity=WARN,
+                title=f"{what}: whether its CUDA builds for these GPUs is not known",
+                detail=f"{fit.why}. An unknown is not counted as a fit. " + _evidence(release, from_image),
+                hint="Pull the image and check it again (`--pull`): its TORCH_CUDA_ARCH_LIST says which GPUs it has code for; "
+                    "or use a month the table knows (`cudadoctor recommend --image --family ngc-pytorch`).",
+                source=source,
+            )
+        ]
     if fit.mode == FORWARD_COMPAT:
         return [
             Finding(

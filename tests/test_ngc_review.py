@@ -1,0 +1,182 @@
+"""The NGC PyTorch family against GPUs its CUDA cannot build for, the smallest driver fix, --torch,
+the config file's family and the evidence of a pick (issue 13's review), through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.model.record import replace
+from helpers import core_check, host, invoke
+
+TABLE = load_table()
+REPO = TABLE.ngc_families[0].repository
+
+
+def recommend(*args: str) -> tuple[int, Any]:
+    run = invoke("recommend", "--image", "--family", "ngc-pytorch", "--format", "json", *args)
+    return run.exit_code, run.json()
+
+
+def check_json(*args: str) -> tuple[int, Any]:
+    run = invoke("check", "--json", *args)
+    return run.exit_code, run.json()
+
+
+def findings(doc: Any) -> dict[str, Any]:
+    return {f["code"]: f for f in doc["findings"]}
+
+
+# --- 1: a CUDA minor without a toolkit row still has its major's floor ------------------------
+
+def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for() -> None:
+    # 26.07 is CUDA 13.3: the table has no 13.3 row, and CUDA 13.2 already starts at sm_75.
+    code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+    rec = doc["recommendation"]
+    assert code == 0 and rec["variant"] == "23.10" and rec["cuda"] == "12.2"  # CUDA 12.2 still builds for sm_70
+    reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
+    assert "sm_70" in reasons["26.07"] and "13.3 row" in reasons["26.07"]
+    assert "sm_70" in reasons["25.12"]
+    tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
+    assert tag.exit_code == 0 and tag.stdout.strip() == f"{REPO}:23.10-py3"
+
+
+def test_check_of_the_ngc_family_on_volta_judges_the_month_that_runs() -> None:
+    code, doc = check_json("--family", "ngc-pytorch", "--driver", "580.65.06", "--gpu", "V100")
+    assert doc["target"]["image"] == f"{REPO}:23.10-py3"
+    assert "ngc-gpu-unsupported" not in findings(doc) and doc["verdict"] != "fail" and code == 0
+
+
+def test_the_floor_row_still_lets_a_turing_gpu_run_the_cuda_13_3_month() -> None:
+    code, doc = recommend("--driver", "610.10", "--gpu", "T4")  # a driver newer than any CUDA 13.x floor
+    rec = doc["recommendation"]
+    assert code == 0 and rec["variant"] == "25.12"  # settled first; 26.07 runs too, but is unverified
+    assert "26.07" in {r["variant"] for r in rec["rejected"]}
+    assert "unverified" in {r["variant"]: r["reason"] for r in rec["rejected"]}["26.07"]
+
+
+# --- 2: a month the GPU cannot run fails the check, and no driver is offered for it -----------
+
+def test_check_of_a_month_whose_cuda_dropped_the_gpu_fails_with_ngc_gpu_unsupported() -> None:
+    code, doc = check_json("--image", f"{REPO}:25.12-py3", "--driver", "595.45.04", "--gpu", "V100")
+    found = findings(doc)
+    assert code == 1 and doc["verdict"] == "fail"
+    assert found["ngc-gpu-unsupported"]["severity"] == "fail"
+    assert "23.10" in found["ngc-gpu-unsupported"]["hint"]  # the newest month whose CUDA builds for sm_70
+    assert "ngc-forward-compat-unavailable" not in found
+
+
+@pytest.mark.parametrize("gpu", ["V100", "K80"])
+def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
+    code, doc = recommend("--driver", "470.256.02", "--gpu", gpu)
+    if gpu == "V100":  # 23.10 builds for sm_70, so the fix is a driver for 23.10, never for 25.12
+        assert code == 1 and doc["recommendation"] is None
+        no = doc["no_recommendation"]
+        assert all("25.12" not in fix and "26.07" not in fix for fix in no["fixes"])
+        assert [a["variant"] for a in no["actions"]] == ["23.10"]
+    else:  # no month's CUDA builds for Kepler: no driver upgrade is offered at all
+        assert code == 1 and doc["no_recommendation"]["fixes"] == [] and doc["no_recommendation"]["actions"] == []
+
+
+# --- 3: the smallest driver that makes a month run ---------------------------------------------
+
+def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor() -> None:
+    code, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
+    no = doc["no_recommendation"]
+    assert code == 1 and doc["recommendation"] is None
+    action = no["actions"][0]
+    assert action["action"] == "upgrade-driver" and action["variant"] == "25.12"
+    assert action["support"] == "forward-compat" and action["min_driver"].startswith("535.")  # R535 runs CUDA 13.1 via cuda-compat
+    assert action["full_driver"] == "590.44.01"
+    assert no["fixes"][0].startswith(f"upgrade the driver to >= {action['min_driver']} for {REPO}:25.12-py3")
+
+
+def test_the_forward_compat_floor_really_makes_the_month_run() -> None:
+    _, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
+    floor = doc["no_recommendation"]["actions"][0]["min_driver"]
+    code, after = recommend("--driver", floor, "--gpu", "T4")
+    assert code == 0 and after["recommendation"]["variant"] == "25.12"
+    assert after["recommendation"]["support"] == "forward-compat"
+
+
+def test_geforce_gets_the_month_minimum_driver_not_a_forward_compat_branch() -> None:
+    code, doc = recommend("--driver", "470.256.02", "--gpu", "RTX 4090")
+    # 23.10 (CUDA 12.2, unverified) runs natively on 535: a settled 25.12 needs 590.44.01.
+    no = doc["no_recommendation"]
+    assert code == 1 and no["actions"][0]["support"] == "full"
+    assert no["actions"][0]["min_driver"] == "590.44.01"
+
+
+# --- 4: --torch limits the months ---------------------------------------------------------------
+
+def test_torch_picks_a_month_of_that_pytorch_minor() -> None:
+    code, doc = recommend("--torch", "2.9", "--driver", "535.104.05", "--gpu", "H100")
+    rec = doc["recommendation"]
+    assert code == 0 and rec["variant"] == "25.10" and rec["torch"] == "2.9"
+    reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
+    assert "2.10" in reasons["25.12"] and "not 2.9" in reasons["25.12"]
+    assert "25.11" in reasons  # no PyTorch recorded: skipped, and said
+
+
+def test_torch_that_no_month_holds_says_so() -> None:
+    code, doc = recommend("--torch", "2.11", "--driver", "535.104.05", "--gpu", "H100")
+    assert code == 1 and doc["recommendation"] is None
+    assert "PyTorch 2.11" in doc["no_recommendation"]["why"]
+
+
+def test_check_with_torch_and_the_ngc_family_judges_that_month() -> None:
+    _, doc = check_json("--family", "ngc-pytorch", "--torch", "2.9", "--driver", "535.104.05", "--gpu", "H100")
+    assert doc["target"]["image"] == f"{REPO}:25.10-py3"
+
+
+# --- 5: the config file's family may be an NGC one -----------------------------------------------
+
+def test_config_family_ngc_pytorch_is_the_default_family(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('family = "ngc-pytorch"\n')
+    run = invoke("recommend", "--config", str(config), "--image", "--format", "json", "--driver", "535.104.05", "--gpu", "H100")
+    assert run.exit_code == 0, run.stderr
+    rec = run.json()["recommendation"]
+    assert rec["family"] == "ngc-pytorch" and rec["variant"] == "25.12"
+    # --family still wins over the config's
+    other = invoke("recommend", "--config", str(config), "--family", "pytorch-cuda", "--format", "json",
+                   "--driver", "535.104.05", "--gpu", "H100")
+    answer = other.json()
+    assert other.exit_code in (0, 1) and (answer["recommendation"] or answer["no_recommendation"])["family"] == "pytorch-cuda"
+
+
+def test_config_with_an_unknown_family_is_still_refused(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('family = "no-such-family"\n')
+    run = invoke("recommend", "--config", str(config), "--driver", "535.104.05", "--gpu", "H100")
+    assert run.exit_code == 2 and "ngc-pytorch" in run.stderr  # the known families include the NGC one
+
+
+# --- 6: the evidence of an NGC pick ---------------------------------------------------------------
+
+def test_a_settled_month_has_release_notes_evidence() -> None:
+    _, doc = recommend("--driver", "590.44.01", "--gpu", "H100")
+    rec = doc["recommendation"]
+    assert rec["variant"] == "25.12" and rec["evidence"] == "release-notes"
+
+
+def test_an_unverified_month_says_so_in_evidence_and_notes() -> None:
+    _, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+    rec = doc["recommendation"]
+    assert rec["variant"] == "23.10" and rec["evidence"] == "unverified"
+    assert any("unverified" in note and "23.10" in note and "CUDA" in note for note in rec["notes"])
+
+
+# --- an unknown is not a fit ---------------------------------------------------------------------
+
+def test_a_cuda_major_without_any_toolkit_row_is_unknown_not_a_fit() -> None:
+    table = replace(TABLE, toolkit_architectures=tuple(r for r in TABLE.toolkit_architectures if r.cuda.major != 13))
+    facts = load_snapshot(host("h100-535"))
+    result = core_check(facts, table=table, image=f"{REPO}:25.12-py3", only=["ngc"])
+    codes = {f.code: f.severity for f in result.findings}
+    assert codes == {"ngc-gpu-unknown": "warn"}
+    run = core_check(facts, table=table, family="ngc-pytorch", only=["ngc"])
+    assert run.recommendation.variant == "23.10"  # 25.12 and 26.07 are not counted as fits
