@@ -50,6 +50,13 @@ def load_table(table: Optional[PathArg] = None, families: Optional[PathArg] = No
 NVML_TIMEOUT_S = 10.0  # as the CLI's --nvml-timeout default
 
 
+def _nvml_bound(value: object) -> float:
+    """``nvml_timeout`` as the CLI's --nvml-timeout takes it: a real number of seconds, 0.1 to 600."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.1 <= value <= 600:
+        raise CudadoctorError(f"nvml_timeout must be a number of seconds from 0.1 to 600, not {value!r:.40}")
+    return float(value)
+
+
 def probe(*, torch_runtime: bool = False, nvml_timeout: float = NVML_TIMEOUT_S) -> dict[str, Any]:
     """This host's facts as a snapshot (the probe schema): what ``cudadoctor probe --json`` prints.
     ``torch_runtime`` also imports the installed torch in a child process; NVML is read in a
@@ -57,7 +64,7 @@ def probe(*, torch_runtime: bool = False, nvml_timeout: float = NVML_TIMEOUT_S) 
     from .model.snapshot import snapshot_to_dict
     from .probe.host import probe_host
 
-    return snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout))
+    return snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=_nvml_bound(nvml_timeout)))
 
 
 def check(
@@ -165,7 +172,7 @@ def _facts(
         if host is None:
             from .probe.host import probe_host
 
-            facts = probe_host(nvml_timeout=nvml_timeout)
+            facts = probe_host(nvml_timeout=_nvml_bound(nvml_timeout))
         elif isinstance(host, Mapping):
             # A round trip through JSON: a dict built by hand is read exactly as a file would be.
             facts = snapshot_from_dict(json.loads(json.dumps(host)))

@@ -477,7 +477,14 @@ def _smallest_ngc_fix(host: HostView, releases: Sequence["NgcRelease"]) -> Optio
     from .host.ngc import forward_compat_blockers
 
     driver = host.driver
-    forward_ok = host.table.forward_compat is not None and not forward_compat_blockers(host, host.gpus_in_scope)
+    # Only GPUs known to be data-center ones (every one in scope) make forward compatibility a fix;
+    # no GPU in scope, or one of unknown brand, does not.
+    forward_ok = (
+        host.table.forward_compat is not None
+        and bool(host.gpus_in_scope)
+        and all(host.model(gpu) is not None for gpu in host.gpus_in_scope)
+        and not forward_compat_blockers(host, host.gpus_in_scope)
+    )
     best: dict[bool, tuple["NgcRelease", "DriverVersion", str]] = {}
     for release in releases:
         if release.cuda is None:

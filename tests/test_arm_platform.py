@@ -46,3 +46,23 @@ def test_an_h100_on_arm_is_offered_the_arm_build(tmp_path: Path) -> None:
     snapshot = arm_snapshot(tmp_path, "h100-550")
     rec = invoke("recommend", "--format", "json", "--torch", "2.14", "--snapshot", snapshot).json()["recommendation"]
     assert rec is not None and rec["platform"] == "linux-aarch64" and rec["variant"] == "cu126"
+
+
+def test_a_pinned_variant_without_an_arm_build_is_not_judged_as_if_x86(tmp_path: Path) -> None:
+    """--variant cu126 of 2.11 on Arm: only its x86_64 arch list is on record, so the GPU check
+    gives no verdict (gpu-arch-unrecorded) rather than gpu-arch-ok from the x86_64 list."""
+    snapshot = arm_snapshot(tmp_path, "rtx4090-550")
+    data = invoke("check", "--json", "--torch", "2.11", "--variant", "cu126", "--snapshot", snapshot).json()
+    codes = {f["code"]: f["severity"] for f in data["findings"]}
+    assert codes.get("gpu-arch-unrecorded") == "warn" and "gpu-arch-ok" not in codes
+    x86 = invoke("check", "--json", "--torch", "2.11", "--variant", "cu126", "--snapshot", str(HOSTS / "rtx4090-550.json")).json()
+    assert "gpu-arch-ok" in {f["code"] for f in x86["findings"]}
+
+
+def test_a_variant_listed_for_linux_without_an_arm_build_is_not_offered_on_arm(tmp_path: Path) -> None:
+    """2.11 cu129 is listed for Linux but the table holds no Arm build of it: a T4 on Arm is not
+    told to use it (the x86_64 list has sm_75; what the Arm wheels carry is not on record)."""
+    snapshot = arm_snapshot(tmp_path, "t4-470")
+    run = invoke("recommend", "--format", "json", "--torch", "2.11", "--driver", "580.95.05", "--snapshot", snapshot)
+    rec = run.json()["recommendation"]
+    assert rec is None or rec["variant"] != "cu129"

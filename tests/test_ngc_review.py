@@ -121,10 +121,15 @@ def test_torch_picks_a_month_of_that_pytorch_minor() -> None:
     assert "25.11" in reasons  # no PyTorch recorded: skipped, and said
 
 
-def test_torch_that_no_month_holds_says_so() -> None:
-    code, doc = recommend("--torch", "2.11", "--driver", "535.104.05", "--gpu", "H100")
-    assert code == 1 and doc["recommendation"] is None
-    assert "PyTorch 2.11" in doc["no_recommendation"]["why"]
+def test_torch_that_no_month_holds_is_refused_in_one_line() -> None:
+    """No NGC month holds PyTorch 2.11: that question has no answer in this family, and judging a
+    wheel of another family instead (as check once did) would answer a different one."""
+    from helpers import invoke
+
+    for command in (["recommend", "--image"], ["check"]):
+        run = invoke(*command, "--family", "ngc-pytorch", "--torch", "2.11", "--driver", "535.104.05", "--gpu", "H100")
+        assert run.exit_code == 2 and run.stdout == ""
+        assert "no NGC PyTorch month in the table holds PyTorch 2.11" in run.stderr and len(run.stderr.splitlines()) == 1
 
 
 def test_check_with_torch_and_the_ngc_family_judges_that_month() -> None:
@@ -180,3 +185,22 @@ def test_a_cuda_major_without_any_toolkit_row_is_unknown_not_a_fit() -> None:
     assert codes == {"ngc-gpu-unknown": "warn"}
     run = core_check(facts, table=table, family="ngc-pytorch", only=["ngc"])
     assert run.recommendation.variant == "23.10"  # 25.12 and 26.07 are not counted as fits
+
+
+def test_no_gpu_in_scope_is_not_a_forward_compat_fix() -> None:
+    """With no GPU known (no driver here), forward compatibility cannot be promised: the fix is the
+    month's own minimum driver, not a data-center branch floor."""
+    code, doc = recommend("--snapshot", host("no-driver"))
+    assert code == 1
+    actions = doc["no_recommendation"]["actions"]
+    assert actions and all(a["support"] != "forward-compat" for a in actions)
+
+
+def test_nfd_labels_name_wheels_even_when_the_config_defaults_to_ngc() -> None:
+    from cudadoctor.compat.config import apply_config, parse_config
+    from cudadoctor.fleet.nfd import nfd_features
+
+    table = load_table()
+    facts = load_snapshot(host("h100-550"))
+    ngc_default = apply_config(table, parse_config('family = "ngc-pytorch"', "config.toml"))
+    assert nfd_features(facts, ngc_default) == nfd_features(facts, table)

@@ -216,3 +216,11 @@ def test_the_python_api_probe_is_bounded_too(fake_nvml_env) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == "hung"
+
+
+def test_the_python_api_refuses_an_nvml_bound_the_cli_would_refuse() -> None:
+    import cudadoctor
+
+    for value in (0, -1, "5", True, float("nan"), 601):
+        with pytest.raises(cudadoctor.CudadoctorError, match="nvml_timeout"):
+            cudadoctor.probe(nvml_timeout=value)  # type: ignore[arg-type]

@@ -95,14 +95,14 @@ def _writer_script(target: Path, sleep_in_fsync: float) -> str:
     # The real writer, made slow at one point (the fsync) so that a signal lands mid-write.
     return (
         "import os, sys, time\n"
-        "import cudadoctor.loader as loader\n"
+        "import cudadoctor.files as files\n"
         "real_fsync = os.fsync\n"
         "def slow_fsync(fd):\n"
         "    print('writing', flush=True)\n"
         f"    time.sleep({sleep_in_fsync})\n"
         "    real_fsync(fd)\n"
         "os.fsync = slow_fsync\n"
-        f"loader.write_atomically({str(target)!r}, '{{\"partial\": ' + 'x' * 100000)\n"
+        f"files.write_atomically({str(target)!r}, '{{\"partial\": ' + 'x' * 100000)\n"
     )
 
 

@@ -193,12 +193,12 @@ class WheelVariant:
     def on_record_for(self, platform: Optional[str]) -> Optional["WheelVariant"]:
         """The variant as built for this platform, or None when no wheel of it is on record there.
         An arch list read off x86_64 wheels says nothing about Arm ones (from 2.12 on they carry
-        other code), so on Linux aarch64 a variant is on record only where it lists that platform
-        or carries a build for it."""
+        other code), so on Linux aarch64 a variant is on record only where the table holds its
+        Arm build (``platform_builds``)."""
         if not self.available_on(platform):
             return None
-        if platform == ARM_PLATFORM and not self.platforms and not any(b.platform == platform for b in self.platform_builds):
-            return None
+        if platform == ARM_PLATFORM and not any(b.platform == platform for b in self.platform_builds):
+            return None  # listed for Linux perhaps, but what its Arm wheels carry is not on record
         return self.for_platform(platform)
 
     def platform_summary(self) -> str:

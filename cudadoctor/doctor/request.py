@@ -192,6 +192,15 @@ def resolve_request(
     release = resolve_release(table, torch)
     ngc = table.ngc_family(family.strip()) if family else (table.ngc_family(table.default_ngc) if table.default_ngc else None)
     image_family = resolve_family(table, None if ngc else family)
+    if ngc is not None and torch and not ref:
+        # An NGC month holds one PyTorch build: a --torch no month holds is a question with no answer
+        # here, not a wheel of another family to judge instead.
+        held = sorted({r.torch_minor for r in table.ngc_releases if r.torch_minor}, key=lambda v: tuple(int(p) for p in v.split(".")))
+        if release.version not in held:
+            raise RequestError(
+                f"no NGC PyTorch month in the table holds PyTorch {release.version} (the months record {', '.join(held) or 'none'}); "
+                f"drop --torch, or pick a wheel family (--family {table.image_families[0].name})"
+            )
     pinned = None
     if variant:
         pinned = release.variant(variant.strip())

@@ -104,9 +104,9 @@ def _driver_terms(floor: DriverVersion) -> list[list[dict[str, Any]]]:
 def _platform_floors(table: CompatTable, variant: WheelVariant) -> dict[str, Floors]:
     """For each node architecture the variant is published for, the floors of its build there."""
     return {
-        goarch: _floors(table, variant.for_platform(platform))
+        goarch: _floors(table, built)
         for goarch, platform in PLATFORM_OF_GOARCH.items()
-        if variant.available_on(platform)
+        if (built := variant.on_record_for(platform)) is not None  # no Arm build on record: no Arm term
     }
 
 

@@ -15,6 +15,7 @@ from typing import Optional
 from ..compat.table import CompatTable
 from ..doctor.check import check, recommend_for
 from ..doctor.request import resolve_request
+from ..model.record import replace
 from ..model.facts import HostFacts
 from ..model.findings import FAIL
 
@@ -27,6 +28,8 @@ def nfd_features(facts: HostFacts, table: CompatTable, version: Optional[str] = 
     variant (that only when the verdict is not fail: a nodeSelector on it must not pick a node
     that cannot run it)."""
     lines = [f"# cudadoctor {version or ''} verdicts for this host; see `cudadoctor fleet --help`".replace("  ", " ")]
+    # The labels name wheel variants: a config's NGC default family must not make them NGC months.
+    table = replace(table, default_ngc=None) if table.default_ngc else table
     default = resolve_request(table)
     result = check(facts, table, default)
     lines.append(f"{NAMESPACE}/verdict={result.verdict}")

@@ -167,11 +167,17 @@ def _class_label(host: HostView, gpu: GpuFacts) -> str:
 
 
 def older_month_for_gpus(host: HostView, release: NgcRelease) -> Optional[NgcRelease]:
-    """The newest month before ``release`` whose CUDA (and arch list) serves every GPU in scope;
-    months whose CUDA NVIDIA's release notes print come first, as in the recommendation."""
-    older = [r for r in reversed(host.table.ngc_releases) if r.key < release.key and r.cuda is not None]
-    for candidate in [r for r in older if r.settled] + [r for r in older if not r.settled]:
-        assert candidate.cuda is not None
-        if gpu_verdict(host, candidate, candidate.cuda) is None:
-            return candidate
-    return None
+    """The month nearest ``release`` whose CUDA (and arch list) serves every GPU in scope: the
+    newest older one (a CUDA that dropped an old GPU), else the oldest newer one (a GPU newer
+    than the month's CUDA); months whose CUDA NVIDIA's release notes print come first, as in the
+    recommendation. Compare ``.key`` with ``release.key`` to tell which way it lies."""
+    def first_serving(months: list[NgcRelease]) -> Optional[NgcRelease]:
+        for candidate in [r for r in months if r.settled] + [r for r in months if not r.settled]:
+            assert candidate.cuda is not None
+            if gpu_verdict(host, candidate, candidate.cuda) is None:
+                return candidate
+        return None
+
+    known = [r for r in host.table.ngc_releases if r.cuda is not None]
+    older = first_serving([r for r in reversed(known) if r.key < release.key])
+    return older or first_serving([r for r in known if r.key > release.key])

@@ -118,7 +118,10 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     variant = release.variant(target.variant) if release else None
     if release is None or variant is None:
         return []
-    variant = variant.for_platform(host.platform)  # the Arm wheels carry other code than the x86_64 ones
+    built = variant.on_record_for(host.platform)  # the Arm wheels carry other code than the x86_64 ones
+    if built is None:
+        return [_arch_unrecorded(ctx, release, variant)]
+    variant = built
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
     judged = [(gpu, cc, host.runs(variant, cc)) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
@@ -192,6 +195,22 @@ def _own_arch_list(ctx: CheckContext) -> list[Finding]:
                 hint="Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`).",
                 source=source, gpu_index=gpu.index))
     return findings
+
+
+def _arch_unrecorded(ctx: CheckContext, release: PytorchRelease, variant: WheelVariant) -> Finding:
+    """The target has no build on record for this host's platform (Linux aarch64 wheels whose arch
+    list nothing settles): no verdict on the GPUs, and not a pass either."""
+    where = platform_label(ctx.host.platform or "")
+    return Finding(
+        code="gpu-arch-unrecorded",
+        severity=WARN,
+        title=f"What PyTorch {release.version} {variant.name}'s {where} wheels carry is not on record",
+        detail=f"The table's arch list for {variant.name} is its x86_64 wheels'; the {where} wheels carry other code "
+        "where both are on record (from 2.12 on: sm_80, sm_90, sm_100, sm_110, sm_120), so no GPU verdict is given.",
+        hint="Pick a variant the table records for this platform (`cudadoctor recommend`), or check the installed "
+        "wheel itself with `cudadoctor check --torch-runtime`.",
+        source=ctx.table.cite(variant.source),
+    )
 
 
 def _not_built(

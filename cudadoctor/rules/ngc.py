@@ -88,12 +88,14 @@ def check_ngc(ctx: CheckContext) -> list[Finding]:
     fc_source = table.cite(forward.source) if forward else source
     if fit.gpu_blocked and fit.mode == NO:
         older = older_month_for_gpus(ctx.host, release)
-        instead = (
-            f"Use NGC PyTorch {older.release} ({family.reference(older)}, CUDA {older.cuda}), the newest month the table "
-            "knows whose CUDA still builds for these GPUs" + ("" if older.settled else " (its CUDA is unverified in the table)")
-            if older is not None
-            else "Use an older NGC month whose CUDA still builds for these GPUs (the table records none)"
-        )
+        if older is not None:
+            nearest = "newest older" if older.key < release.key else "oldest newer"
+            instead = (
+                f"Use NGC PyTorch {older.release} ({family.reference(older)}, CUDA {older.cuda}), the {nearest} month the "
+                "table knows whose CUDA builds for these GPUs" + ("" if older.settled else " (its CUDA is unverified in the table)")
+            )
+        else:
+            instead = "Use an NGC month whose CUDA builds for these GPUs (the table records none)"
         return [
             Finding(
                 code="ngc-gpu-unsupported",
