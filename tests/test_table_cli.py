@@ -45,6 +45,13 @@ def test_torch_view_json():
     assert by_name["cu129"]["images"] == ["pytorch-cuda:v2.9-cu129"]  # no official image for cu129 in 2.9
 
 
+def test_a_linux_only_variant_has_no_windows_driver():
+    """2.12 cu129 is published for Linux only: its Windows driver is null, not Table 3's 12.9 row."""
+    by_name = {v["name"]: v for v in json.loads(_cli("table", "--torch", "2.12", "--json").stdout)["variants"]}
+    assert by_name["cu129"]["platforms"] == ["linux"] and by_name["cu129"]["min_driver_windows"] is None
+    assert by_name["cu126"]["min_driver_windows"] == "560.76"  # published for Windows too
+
+
 def test_torch_view_text():
     result = _cli("table", "--torch", "2.5")
     assert result.returncode == 0

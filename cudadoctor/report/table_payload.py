@@ -55,7 +55,10 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
         "ptx": [str(cc) for cc in variant.ptx],
         "cudnn": variant.cudnn,
         "min_driver_linux": str(full.min_driver_linux) if full else None,
-        "min_driver_windows": str(full.min_driver_windows) if full and full.min_driver_windows else None,
+        # None where Table 3 prints N/A, and where the variant is not published for Windows at all.
+        "min_driver_windows": str(full.min_driver_windows)
+        if full and full.min_driver_windows and variant.available_on("windows")
+        else None,
         "minor_compat_driver_linux": str(floor.min_driver_linux) if floor else None,
         "wheel_index_url": table.wheel_index_url(variant.name),
         "images": images,
