@@ -158,14 +158,11 @@ def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathAr
 def _facts(
     host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequence[str], nvml_timeout: float = NVML_TIMEOUT_S
 ) -> "HostFacts":
-    from .host.whatif import WhatIfError, apply_what_if, parse_driver, parse_gpu
+    from .host.whatif import WhatIfError, apply_what_if, check_what_if
     from .model.snapshot import SnapshotError, snapshot_from_dict
 
     try:
-        if driver:
-            parse_driver(driver, table)
-        for i, spec in enumerate(gpus):
-            parse_gpu(spec, i, table)
+        check_what_if(driver, gpus, table)
     except WhatIfError as exc:
         raise CudadoctorError(str(exc)) from None
     try:

@@ -101,17 +101,23 @@ def dockerfile(env: Mapping[str, str], labels: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def build_context(dockerfile_text: str, files: Mapping[str, bytes] = {}) -> io.BytesIO:
+    """A build context: a tar holding the Dockerfile and the files it COPYs (context paths -> bytes)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, data in {"Dockerfile": dockerfile_text.encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive.seek(0)
+    return archive
+
+
 def build_image(host: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str] = {}, platform: Optional[str] = None) -> None:
     """Build through the Engine's legacy builder (the /build endpoint without BuildKit)."""
     import docker
 
-    data = dockerfile(env, labels).encode()
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    archive.seek(0)
+    archive = build_context(dockerfile(env, labels))
     client = docker.DockerClient(base_url=host, timeout=120)
     try:
         kwargs = {"platform": platform} if platform else {}
@@ -150,13 +156,7 @@ def build_image_from(host: str, tag: str, dockerfile_text: str, files: Mapping[s
     """Build a FROM scratch image from a Dockerfile and the files it COPYs (context paths -> bytes)."""
     import docker
 
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
-        for name, data in {"Dockerfile": dockerfile_text.encode(), **files}.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive.seek(0)
+    archive = build_context(dockerfile_text, files)
     client = docker.DockerClient(base_url=host, timeout=120)
     try:
         client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True)

@@ -101,3 +101,15 @@ def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path, text: str, message:
 def test_a_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
     run = run_cli("recommend", "--config", str(tmp_path / "none.toml"))
     assert run.exit_code == 2 and "no such file" in run.stderr
+
+
+@pytest.mark.parametrize("kind", ["config", "families"])
+def test_a_number_too_long_for_python_is_one_line_in_either_toml_file(tmp_path: Path, kind: str) -> None:
+    """Config and families files share one TOML reader: a 5000-digit integer is a bad file (exit
+    2, one line saying so), not CPython's int-conversion message."""
+    path = tmp_path / f"{kind}.toml"
+    path.write_text(f"n = {'9' * 5000}\n")
+    flag = "--config" if kind == "config" else "--families"
+    run = invoke("check", flag, str(path), "--driver", "580.65.06", "--gpu", "H100")
+    assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
+    assert f"not a usable {kind} file (a number in it is too long)" in run.stderr

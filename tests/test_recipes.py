@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import docker_daemon
 from helpers import REPO_ROOT, host
 
 RECIPES = REPO_ROOT / "docs" / "recipes"
@@ -214,13 +215,7 @@ def plan_stage() -> str:
 def build(host_address: str, dockerfile: str, buildargs: dict[str, str], tag: str):
     import docker
 
-    data = dockerfile.encode()
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    archive.seek(0)
+    archive = docker_daemon.build_context(dockerfile)
     client = docker.DockerClient(base_url=host_address, timeout=300)
     try:
         image, _ = client.images.build(

@@ -10,7 +10,7 @@ import click
 
 from .errors import InputError
 from .inputs import emit_json, load_table_or_fail, request_or_fail, user_values_or_fail
-from .options import families_options, finite, non_empty, table_options, target_options
+from .options import families_options, non_empty, seconds_option, table_options, target_options
 
 if TYPE_CHECKING:
     from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
@@ -106,15 +106,7 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
 @click.option("--kubernetes", "live", is_flag=True, help="Read the nodes from the cluster of the current kubeconfig (or in-cluster config); needs cudadoctor[kubernetes].")
 @click.option("--context", metavar="NAME", callback=non_empty, help="With --kubernetes: the kubeconfig context.")
 @click.option("--selector", metavar="LABELS", callback=non_empty, help="With --kubernetes: a label selector (e.g. nvidia.com/gpu.present=true).")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(0.1, 600),
-    callback=finite,
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Bound on the Kubernetes API call and on inspecting --image.",
-)
+@seconds_option("--timeout", 0.1, 600, 10.0, "Bound on the Kubernetes API call and on inspecting --image.")
 @click.option(
     "--format",
     "output_format",

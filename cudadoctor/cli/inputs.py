@@ -106,13 +106,10 @@ def gather_facts(
     """The snapshot's facts, or this host's; then the what-if values (validated before probing).
     ``nvml`` is the NVML probe start_nvml_probe began, if any."""
     if driver or gpus:
-        from ..host.whatif import WhatIfError, parse_driver, parse_gpu
+        from ..host.whatif import WhatIfError, check_what_if
 
         try:
-            if driver:
-                parse_driver(driver, table)
-            for i, spec in enumerate(gpus):
-                parse_gpu(spec, i, table)
+            check_what_if(driver, gpus, table)
         except WhatIfError as exc:
             raise InputError(str(exc)) from None
     if snapshot:

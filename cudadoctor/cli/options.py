@@ -15,6 +15,13 @@ def finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+def seconds_option(name: str, low: float, high: float, default: float, help: str) -> Decorator:
+    """A bound in seconds (--timeout, --nvml-timeout, ...): a finite number within [low, high]."""
+    return click.option(
+        name, type=click.FloatRange(low, high), callback=finite, default=default, show_default=True, metavar="SECONDS", help=help
+    )
+
+
 def non_empty(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """An option given as "" is a script's unset variable, not a request for the default."""
     if isinstance(value, str) and not value.strip():
@@ -70,44 +77,21 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def nvml_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--nvml-timeout",
-        type=click.FloatRange(0.1, 600),
-        callback=finite,
-        default=10.0,
-        show_default=True,
-        metavar="SECONDS",
-        help="Bound on reading the driver through NVML; a driver that hangs longer is reported (nvml-hung).",
+    return seconds_option(
+        "--nvml-timeout", 0.1, 600, 10.0,
+        "Bound on reading the driver through NVML; a driver that hangs longer is reported (nvml-hung).",
     )(fn)
 
 
 def container_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option(
-        "--timeout",
-        type=click.FloatRange(0.1, 600),
-        callback=finite,
-        default=5.0,
-        show_default=True,
-        metavar="SECONDS",
-        help="Bound on each conversation with the Docker daemon (connecting, version, info, inspecting the image).",
+    fn = seconds_option(
+        "--timeout", 0.1, 600, 5.0,
+        "Bound on each conversation with the Docker daemon (connecting, version, info, inspecting the image).",
     )(fn)
-    fn = click.option(
-        "--pull-timeout",
-        type=click.FloatRange(1, 86400),
-        callback=finite,
-        default=1800.0,
-        show_default=True,
-        metavar="SECONDS",
-        help="Bound on --pull (pulling moves gigabytes).",
-    )(fn)
-    fn = click.option(
-        "--smoke-timeout",
-        type=click.FloatRange(1, 86400),
-        callback=finite,
-        default=180.0,
-        show_default=True,
-        metavar="SECONDS",
-        help="Bound on --smoke: creating, starting and waiting for the container, and reading its output.",
+    fn = seconds_option("--pull-timeout", 1, 86400, 1800.0, "Bound on --pull (pulling moves gigabytes).")(fn)
+    fn = seconds_option(
+        "--smoke-timeout", 1, 86400, 180.0,
+        "Bound on --smoke: creating, starting and waiting for the container, and reading its output.",
     )(fn)
     fn = click.option("--docker", is_flag=True, help="Check that Docker can run GPU containers (daemon, NVIDIA runtime, CDI).")(fn)
     fn = click.option("--smoke", is_flag=True, help="Run --image once with GPUs, no network, removed afterwards, and report what happened.")(fn)

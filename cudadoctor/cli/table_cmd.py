@@ -10,7 +10,7 @@ import click
 from ..model.text import shown_path
 from .errors import InputError, say
 from .inputs import emit_json, load_table_or_fail
-from .options import families_options, non_empty, table_options
+from .options import families_options, non_empty, seconds_option, table_options
 
 
 @click.group("table", invoke_without_command=True)
@@ -96,8 +96,7 @@ def _resolve_gpu_name(loaded: Any, name: str) -> Any:
 @table.command("update")
 @click.option("--index-url", "index_url", metavar="URL", callback=non_empty,
               help="The wheel index root whose URL/torch/ page lists the torch wheels (default: PyTorch's, from the table's wheel_index).")
-@click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=20.0, show_default=True,
-              help="Seconds for the whole download.")
+@seconds_option("--timeout", 0.1, 3600, 20.0, "Bound on the whole download.")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--clear", is_flag=True, help="Remove the overlay: back to the shipped table.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

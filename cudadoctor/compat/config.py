@@ -14,10 +14,11 @@ the file. Relative paths are read relative to the config file's directory.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional
 
 from ..model.record import record, replace
+from ..model.text import quoted, shown_path
+from .toml_text import load_toml
 from .table import CompatTable
 
 KEYS = ("family", "repository", "table", "families")
@@ -36,19 +37,6 @@ class Config:
     families: tuple[str, ...] = ()
 
 
-def _toml(text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10: the backport with the same API
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError("nested too deeply to be a config file") from None
-
-
 def _string(data: dict[str, Any], key: str) -> Optional[str]:
     value = data.get(key)
     if value is None:
@@ -62,10 +50,10 @@ def parse_config(text: str, path: str, resolve: Any = None) -> Config:
     """The config in a file's text; raises ConfigError("config <path>: ...").
     ``resolve(relative) -> path`` anchors relative file names (the loader passes the file's directory)."""
     try:
-        data = _toml(text)
+        data = load_toml(text, "config file", ConfigError)
         unknown = sorted(set(data) - set(KEYS))
         if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
+            raise ConfigError(f"unknown key {quoted(unknown[0])} (known: {', '.join(KEYS)})")
         families_raw = data.get("families", [])
         if isinstance(families_raw, str):
             families_raw = [families_raw]
@@ -78,7 +66,7 @@ def parse_config(text: str, path: str, resolve: Any = None) -> Config:
             families = tuple(resolve(f) for f in families)
         repository = _string(data, "repository")
         if repository is not None and (":" in repository.rsplit("/", 1)[-1] or "@" in repository or " " in repository):
-            raise ConfigError(f"'repository' {repository!r} must be a repository without a tag, e.g. registry.example.com/ml/pytorch-cuda")
+            raise ConfigError(f"'repository' {quoted(repository)} must be a repository without a tag, e.g. registry.example.com/ml/pytorch-cuda")
         return Config(path=path, family=_string(data, "family"), repository=repository, table=table, families=families)
     except ConfigError as exc:
         raise ConfigError(f"config {path}: {exc}") from None
@@ -98,7 +86,7 @@ def apply_config(table: CompatTable, config: Config) -> CompatTable:
     family = table.family(name)
     if family is None:
         known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
-        raise ConfigError(f"config {config.path}: unknown family {name!r}: known families are {known}")
+        raise ConfigError(f"config {shown_path(config.path or '')}: unknown family {quoted(name)}: known families are {known}")
     if config.repository is not None:
         family = replace(family, repository=config.repository)
     others = tuple(f for f in table.image_families if f.name != name)

@@ -16,10 +16,10 @@ shipped families::
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ..model.record import replace
+from .toml_text import load_toml
 from .table import CompatTable, Source, TableError
 from .validate import parse_family
 from ..model.text import quoted, shown_path, unquoted
@@ -28,25 +28,10 @@ class FamiliesError(ValueError):
     """The families file cannot be used; the message names the file, the family and the rule."""
 
 
-def _toml_loads(text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10: the backport with the same API
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise FamiliesError(f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise FamiliesError("nested too deeply to be a families file") from None
-    except ValueError:  # an integer over CPython's 4300-digit limit
-        raise FamiliesError("not a usable families file (a number in it is too long)") from None
-
-
 def parse_families(text: str, table: CompatTable, path: str) -> CompatTable:
     """The table with the families of a families file's text added after its own; raises FamiliesError."""
     try:
-        return add_families(_toml_loads(text), table, path)
+        return add_families(load_toml(text, "families file", FamiliesError), table, path)
     except (FamiliesError, TableError) as exc:
         raise FamiliesError(f"families file {shown_path(path)}: {exc}") from None
 

@@ -59,6 +59,15 @@ def parse_gpu(spec: str, index: int, table: CompatTable) -> GpuFacts:
     return GpuFacts(index=index, name=name, compute_capability=str(cc), source="what-if")
 
 
+def check_what_if(driver: Optional[str], gpus: Sequence[str], table: CompatTable) -> None:
+    """Refuse bad --driver/--gpu values (WhatIfError) before anything is probed or read, so a
+    typo is reported first."""
+    if driver:
+        parse_driver(driver, table)
+    for i, spec in enumerate(gpus):
+        parse_gpu(spec, i, table)
+
+
 def apply_what_if(
     facts: HostFacts, table: CompatTable, driver: Optional[str], gpus: Sequence[str]
 ) -> HostFacts:

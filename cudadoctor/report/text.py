@@ -14,7 +14,7 @@ from rich.console import Console
 from ..doctor.check import CheckResult
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.findings import FAIL, INFO, OK, WARN, Finding, pointed_code
 from ..model.record import replace
 from ..model.target import Target
 from ..recommend import Recommendation
@@ -234,10 +234,11 @@ def render_answer(out: Printer, result: CheckResult) -> None:
 
 def _fix_of(first: Finding, fails: Sequence[Finding]) -> tuple[str, str]:
     """The fix to print for the blocking failure, and the code it comes from: when its hint only
-    points at the finding that diagnosed the cause ("See container-no-gpus for the fix"), that
+    points at the finding that diagnosed the cause (model.findings.see_hint), that
     finding's own hint, so the answer carries the fix itself."""
+    pointed = pointed_code(first.hint)
     for other in fails:
-        if other.code != first.code and other.hint and other.code in first.hint and len(first.hint) < 80:
+        if other.code == pointed and other.hint:
             return other.hint, other.code
     return first.hint, first.code
 

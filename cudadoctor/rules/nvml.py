@@ -16,7 +16,7 @@ from ..model.facts import (
     NVML_OK,
     HostFacts,
 )
-from ..model.findings import FAIL, OK, Finding
+from ..model.findings import FAIL, OK, Finding, see_hint
 from .context import CheckContext
 from .sources import NVML_SOURCE, OS_PROBE_SOURCE
 
@@ -56,7 +56,7 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                 title="No NVIDIA driver found: libnvidia-ml.so.1 cannot be loaded",
                 detail="NVML ships with the NVIDIA driver. Without it there is no driver on this host, or this is a "
                     "container started without GPU access." + error + see,
-                hint=f"See {cause} for the fix." if cause else (
+                hint=see_hint(cause) if cause else (
                         "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
                         "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
                     ),
