@@ -14,7 +14,7 @@ from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_la
 from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
 from .model.facts import GpuFacts
 from .model.findings import Action
-from .model.record import field, record
+from .model.record import field, record, replace
 from .model.versions import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:
@@ -52,8 +52,12 @@ class Recommendation:
     unverified: tuple[str, ...] = ()
     inferred: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the choice relies on that is less than a read binary
+    caveats: tuple[str, ...] = ()  # of the notes, those that may change the answer (the report's default view shows these)
     actions: tuple[Action, ...] = ()  # the fixes as data, in the same order
     alternative: Optional["Recommendation"] = None  # the other release that fits as the host is, if any
+    # Set when this is the newest release that runs here, chosen because nothing was asked for and the
+    # newest release does not: that release's own (no-fit) recommendation, with the fixes that would run it.
+    newest: Optional["Recommendation"] = None
 
     @property
     def found(self) -> bool:
@@ -94,6 +98,32 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
 def _covers_gpus(host: HostView, variant: WheelVariant) -> bool:
     """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text)."""
     return next(_blocked_gpus(host, variant), None) is None
+
+
+def fit_tier(host: HostView, release: PytorchRelease, name: str) -> Optional[str]:
+    """How the variant runs on this host as far as the build decides it ("full", "minor-compat",
+    "unknown"), or None when it does not (not built for this platform, no code for a GPU, driver
+    too old). The fleet counts coverage with this; the host's other failures are the check's."""
+    variant, _ = _platform_variant(host, release, name)
+    if variant is None or not _covers_gpus(host, variant):
+        return None
+    tier = host.support(variant.cuda).tier
+    return None if tier == TOO_OLD else tier
+
+
+def build_fix(host: HostView, release: PytorchRelease, name: str) -> str:
+    """What would let this host run the variant, in words (for a host a fleet-wide build leaves out)."""
+    variant, unavailable = _platform_variant(host, release, name)
+    if variant is None:
+        return f"PyTorch {release.version} {name} is {unavailable or 'not recorded'}: it cannot run here"
+    blockers = _gpu_blockers(host, variant)
+    if blockers:
+        return f"no driver makes PyTorch {release.version} {name} run here: {'; '.join(blockers)}"
+    support = host.support(variant.cuda)
+    floor = support.compat_min or support.full_min
+    if support.tier == TOO_OLD and floor is not None:
+        return f"upgrade the NVIDIA driver to >= {floor} to run {name}"
+    return f"PyTorch {release.version} {name} runs here as far as the build decides"
 
 
 def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
@@ -149,34 +179,32 @@ def _release_notes(release: PytorchRelease) -> list[str]:
     """What the table does not settle about this release, said wherever a verdict relies on it."""
     notes = []
     if release.unverified_variants:
-        notes.append(
-            f"PyTorch {release.version}: no source settles what {', '.join(release.unverified_variants)} "
-            "carries, so it is never offered"
-        )
+        notes.append(f"PyTorch {release.version}: {', '.join(release.unverified_variants)} never offered (no source settles its GPU code)")
     if not release.variants_complete:
         notes.append(f"PyTorch {release.version}: the table records only some of its variants")
     return notes
 
 
-def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVariant) -> list[str]:
-    notes = []
+def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVariant) -> tuple[list[str], list[str]]:
+    """(every note on the chosen variant, the caveats among them: what may make the answer wrong)."""
+    notes, caveats = [], []
     if variant.evidence == "inferred":
-        notes.append(
-            f"{variant.name}'s arch list is inferred from PyTorch {variant.inferred_from} "
-            "(`cudadoctor table update` saw the wheels on the index; no source describes them)"
+        caveats.append(
+            f"{variant.name}'s arch list is inferred from PyTorch {variant.inferred_from} (`table update` saw the wheels; no source describes them)"
         )
-    elif variant.evidence in ("third-party", "release-matrix", "build-script"):
+    elif variant.evidence == "third-party":
+        caveats.append(f"{variant.name}'s arch list rests on third-party evidence, not a read binary")
+    elif variant.evidence in ("release-matrix", "build-script"):
         notes.append(f"{variant.name}'s arch list rests on {variant.evidence} evidence, not a read binary")
     if host.table.min_driver_full(variant.cuda) is None:
         floor = host.table.minor_compat_floor(variant.cuda.major)
         if floor is not None:
-            notes.append(
-                f"CUDA {variant.cuda.major_minor} is newer than the table's driver rows: judged by the "
-                f"CUDA {variant.cuda.major}.x minor-version floor ({floor.min_driver_linux})"
+            caveats.append(
+                f"CUDA {variant.cuda.major_minor} has no driver row in the table: judged by the {variant.cuda.major}.x floor ({floor.min_driver_linux})"
             )
     if variant.first_patch:
         notes.append(f"{variant.name} exists from PyTorch {variant.first_patch} on (not in {release.version}.0)")
-    return notes
+    return caveats + notes, caveats
 
 
 def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
@@ -196,16 +224,90 @@ def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tup
     return built, ""
 
 
+CPU_VARIANT = "cpu"  # the wheel index's directory of CPU-only builds
+
+
+def nothing_to_run_on(host: HostView) -> bool:
+    """Neither a driver nor a GPU is known, and none was planned (--driver/--gpu): no CUDA build
+    can be named for this host, whatever the release."""
+    return not host.planned and host.driver is None and not host.gpus
+
+
+def _no_driver(host: HostView, release: PytorchRelease, family: ImageFamily) -> Recommendation:
+    """No fit on a host without an NVIDIA driver or GPU: what the newest build would need, how to
+    plan for another machine, and where the CPU-only wheels are."""
+    from .model.facts import NVML_DRIVER_NOT_LOADED, NVML_LIBRARY_MISSING
+
+    state = host.facts.driver.nvml_state
+    if state in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED):
+        why = "no NVIDIA driver was found on this host, so no CUDA build can run here"
+    else:
+        why = f"NVML could not be read ({state}), so neither the driver nor a GPU is known here"
+    words: list[str] = []
+    actions: list[Action] = []
+    newest = host.table.default_release
+    variant = newest.variant(newest.default_variant or "") or (newest.variants[-1] if newest.variants else None)
+    if variant is not None:
+        full = host.table.min_driver_full(variant.cuda)
+        floor = host.table.minor_compat_floor(variant.cuda.major)
+        least = floor.min_driver_linux if floor is not None else (full.min_driver_linux if full is not None else None)
+        if least is not None:
+            text = f"install an NVIDIA driver >= {least}: PyTorch {newest.version}'s {variant.name} build needs it"
+            if full is not None and full.min_driver_linux != least:
+                text += f" (>= {full.min_driver_linux} for full CUDA {variant.cuda.major_minor} support)"
+            words.append(text)
+            actions.append(Action(
+                "install-driver", min_driver=str(least), full_driver=str(full.min_driver_linux) if full is not None else None,
+                torch=newest.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
+            ))
+    words.append("to plan for another machine, give its driver and GPU: --driver VERSION --gpu MODEL")
+    actions.append(Action("plan-with-what-if"))
+    cpu = host.table.wheel_index_url(CPU_VARIANT)
+    words.append(f"for CPU only: pip install torch --index-url {cpu}")
+    actions.append(Action("use-cpu-wheels", torch=newest.version, variant=CPU_VARIANT, wheel_index_url=cpu))
+    return _no_fit(release, family, why, fixes=(words, actions, None), platform=host.platform)
+
+
+def newest_fit(
+    host: HostView, family: ImageFamily, images: bool = True
+) -> tuple[Recommendation, Optional[Recommendation]]:
+    """The target when none was asked for: (the recommendation for the newest release with a
+    variant, or for ``images`` an image, that runs on this host; the newest release's own
+    recommendation when that is an older one, so the report can say what the newest needs).
+    When no release runs here, the newest release's recommendation, with its fixes."""
+    releases = sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True)
+    newest = host.table.default_release
+    first = recommend(host, newest, family, suggest_other_releases=False, images=images)
+    if first.found or nothing_to_run_on(host):
+        return first, None
+    for release in releases:
+        if release.key >= newest.key:
+            continue
+        rec = recommend(host, release, family, suggest_other_releases=False, images=images)
+        if rec.found:
+            return replace(rec, newest=first), first
+    return recommend(host, newest, family, images=images), None
+
+
+def considered(release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[str, ...]:
+    """The variants a recommendation chooses from: the family's images of the release (``images``),
+    else every wheel variant the release publishes (an image is then named where the family has one)."""
+    return family.variants_for(release) if images else tuple(v.name for v in release.variants)
+
+
 def recommend(
     host: HostView,
     release: Optional[PytorchRelease] = None,
     family: Optional[ImageFamily] = None,
     suggest_other_releases: bool = True,
+    images: bool = True,
 ) -> Recommendation:
     table, facts = host.table, host.facts
     release = release or table.default_release
     family = family or table.image_families[0]
-    offered = family.variants_for(release)
+    offered = considered(release, family, images)
+    if nothing_to_run_on(host):
+        return _no_driver(host, release, family)
     if host.nvml_ok and facts.driver.source == "nvml" and not host.gpus_in_scope:
         # A driver with no visible GPU runs no CUDA build at all; recommending one would mislead.
         return _no_fit(
@@ -236,7 +338,7 @@ def recommend(
             release,
             family,
             f"the {family.name} family offers no image for PyTorch {release.version}",
-            fixes=_other_releases(host, family, release) if suggest_other_releases else _NO_FIXES,
+            fixes=_other_releases(host, family, release, images) if suggest_other_releases else _NO_FIXES,
             platform=host.platform,
         )
     if not candidates:
@@ -250,7 +352,7 @@ def recommend(
                 else ""
             ),
             rejected,
-            _fixes(host, family, release, suggest_other_releases),
+            _fixes(host, family, release, suggest_other_releases, images),
             platform=host.platform,
         )
     # Best tier first; within it the newest CUDA.
@@ -264,6 +366,7 @@ def recommend(
         rejected.append(Rejection(variant.name, reason))
     rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
     covers = " whose wheels carry code for every GPU here" if host.gpus_in_scope else ""
+    notes, caveats = _variant_notes(host, release, best)
     if tier == "full":
         why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"
     elif tier == "minor-compat":
@@ -284,7 +387,7 @@ def recommend(
         family=family.name,
         variant=best.name,
         cuda=str(best.cuda.major_minor),
-        image=family.reference(release, best),
+        image=family.reference(release, best) if best.name in family.variants_for(release) else None,
         support=tier,
         why=why,
         wheel_index_url=table.wheel_index_url(best.name),
@@ -295,17 +398,18 @@ def recommend(
         first_patch=best.first_patch,
         unverified=release.unverified_variants,
         inferred=release.inferred_variants,
-        notes=tuple(_variant_notes(host, release, best) + _release_notes(release)),
+        notes=tuple(notes + _release_notes(release)),
+        caveats=tuple(caveats),
     )
 
 
-def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool) -> Fixes:
+def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool, images: bool = True) -> Fixes:
     """The smallest driver upgrade that would make a variant of this release fit, and the other
     release that fits now: worded, as data, and that release's recommendation."""
     words: list[str] = []
     actions: list[Action] = []
     upgrades = []
-    for name in family.variants_for(release):
+    for name in considered(release, family, images):
         variant, _ = _platform_variant(host, release, name)
         if variant is None or not _covers_gpus(host, variant):
             continue
@@ -329,26 +433,26 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
                 variant=variant.name,
                 cuda=str(variant.cuda.major_minor),
                 support="full" if floor == support.full_min else "minor-compat",
-                image=family.reference(release, variant),
+                image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
                 wheel_index_url=host.table.wheel_index_url(variant.name),
             )
         )
     alternative = None
     if other_releases:
-        more_words, more_actions, alternative = _other_releases(host, family, release)
+        more_words, more_actions, alternative = _other_releases(host, family, release, images)
         words.extend(more_words)
         actions.extend(more_actions)
     return words, actions, alternative
 
 
-def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease) -> Fixes:
+def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease, images: bool = True) -> Fixes:
     """The newest other release of this family that fits the host as it is."""
     for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
         if other.version == release.version:
             continue
-        if not any(_fits(host, _platform_variant(host, other, name)[0]) for name in family.variants_for(other)):
+        if not any(_fits(host, _platform_variant(host, other, name)[0]) for name in considered(other, family, images)):
             continue
-        result = recommend(host, other, family, suggest_other_releases=False)
+        result = recommend(host, other, family, suggest_other_releases=False, images=images)
         if result.found:
             action = Action(
                 "use-release",
@@ -359,7 +463,8 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
                 support=result.support,
                 wheel_index_url=result.wheel_index_url,
             )
-            return [f"use PyTorch {other.version} ({result.image}), which fits this host"], [action], result
+            build = result.image or f"{result.variant} wheels"
+            return [f"use PyTorch {other.version} ({build}), which fits this host"], [action], result
     return _NO_FIXES
 
 
@@ -372,7 +477,7 @@ def first_fit(
         if release.version in seen:
             continue
         seen.add(release.version)
-        rec = recommend(host, release, suggest_other_releases=False)
+        rec = recommend(host, release, suggest_other_releases=False, images=False)
         if rec.found:
             return release, rec
     return None

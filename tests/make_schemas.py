@@ -100,7 +100,7 @@ def document(name: str, title: str, body: dict[str, Any], defs: dict[str, Any]) 
 def action_def() -> dict[str, Any]:
     return obj(
         {
-            "action": {"type": "string", "description": "upgrade-driver | use-release | use-variant | make-gpu-visible"},
+            "action": {"type": "string", "description": "upgrade-driver | use-release | use-variant | make-gpu-visible | install-driver | plan-with-what-if | use-cpu-wheels"},
             "min_driver": NSTR,
             "full_driver": NSTR,
             "torch": NSTR,
@@ -145,8 +145,51 @@ def recommendation_def() -> dict[str, Any]:
             "first_patch": {**NSTR, "description": "Set when the variant is absent from the minor's earlier patch releases."},
             **CERTAINTY,
             "rejected": {"type": "array", "items": {"$ref": "#/$defs/Rejection"}},
+            "newest_release": nullable(obj(
+                {"torch": STR, "why": STR, "fixes": STRS, "actions": {"type": "array", "items": {"$ref": "#/$defs/Action"}}},
+                description="Set when this is the newest release that runs here, chosen because nothing was asked for: "
+                "the newest release, why it does not run, and what would run it.",
+            )),
         },
+        required=["image", "variant", "torch", "cuda", "family", "support", "wheel_index_url", "pip_command", "why", "evidence",
+                  "install_version", "first_patch", *CERTAINTY, "rejected"],
         description="The variant (and image) that fits.",
+    )
+
+
+def fix_def() -> dict[str, Any]:
+    return obj(
+        {"text": STR, "code": {**NSTR, "description": "The finding the fix comes from; null: the recommendation's own."},
+         "actions": {"type": "array", "items": {"$ref": "#/$defs/Action"}}},
+        description="One thing to do, worded and as data.",
+    )
+
+
+def answer_def() -> dict[str, Any]:
+    fixes = {"type": "array", "items": {"$ref": "#/$defs/Fix"}}
+    build = obj(
+        {"torch": STR, "variant": STR, "cuda": NSTR, "image": NSTR, "support": NSTR, "wheel_index_url": NSTR, "pip_command": NSTR,
+         "needs_driver": {**NSTR, "description": "The driver the build needs, when the host's driver is not known."}},
+        description="The build to use.",
+    )
+    return obj(
+        {
+            "verdict": {"enum": ["ok", "warn", "fail"]},
+            "kind": {"enum": ["use", "runs", "fix-first", "use-instead", "fix"], "description": "use: it runs, use the build; "
+                     "runs: the build asked for runs, another fits better; fix-first: fix the problem, then use the build; "
+                     "use-instead: the build asked for does not run here, this one does; fix: nothing runs as the host is."},
+            "problem": nullable(obj({"code": STR, "title": STR})),
+            "fix": nullable({"$ref": "#/$defs/Fix"}),
+            "fixes": fixes,
+            "build": nullable(build),
+            "newest_that_runs": {**BOOL, "description": "The build is the newest release that runs here (nothing was asked for)."},
+            "asked_release": {**NSTR, "description": "The release asked for, when the build is another release."},
+            "other_fixes": {**fixes, "description": "What would make the release asked for run."},
+            "without_cuda": {**fixes, "description": "With no driver or GPU: what the newest build needs, planning, CPU wheels."},
+            "newer": nullable({"$ref": "#/$defs/Fix"}),
+            "explained": {**NSTR, "description": "Minor-version compatibility in one plain sentence, where the build relies on it."},
+        },
+        description="The report's one thing to do, decided once (the text report prints the same).",
     )
 
 
@@ -177,6 +220,8 @@ def shared_defs() -> dict[str, Any]:
         "Recommendation": recommendation_def(),
         "NoRecommendation": no_recommendation_def(),
         "TableRef": table_ref_def(),
+        "Fix": fix_def(),
+        "Answer": answer_def(),
     }
 
 
@@ -203,6 +248,7 @@ def check_schema() -> dict[str, Any]:
         {
             "schema": {"const": 1},
             "verdict": {"enum": ["ok", "warn", "fail"]},
+            "answer": {"$ref": "#/$defs/Answer"},
             "host": host,
             "target": nullable(target),
             "findings": {"type": "array", "items": {"$ref": "#/$defs/Finding"}},

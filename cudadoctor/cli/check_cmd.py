@@ -91,14 +91,17 @@ def check(ctx: click.Context, /, **options: Any) -> None:
         )  # fmt: skip
         if docker_facts is not None:
             facts = replace(facts, docker=docker_facts)
+    from ..doctor.answer import decide
+
     result = run_check(facts, table, request, image=image_facts)
+    answer = decide(result, table)
     if options["as_json"]:
         from ..report.payload import check_payload
 
-        emit_json(check_payload(result, table))
+        emit_json(check_payload(result, table, answer))
     else:
         from ..report.text import NORMAL, QUIET, VERBOSE, make_console, render_check
 
         verbosity = QUIET if options["quiet"] else VERBOSE if options["verbose"] else NORMAL
-        render_check(make_console(), result, verbosity)
+        render_check(make_console(), result, answer, verbosity)
     ctx.exit(result.exit_status(options["strict"]))

@@ -47,7 +47,7 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
     if request.ngc is not None and want_wheel:
         raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"])
-    rec = recommend_for(facts, table, request)
+    rec = recommend_for(facts, table, request, images=want_image)
     if not rec.found:
         # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);
         # the reason, the release that fits instead and the fixes go to stderr.

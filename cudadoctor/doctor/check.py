@@ -13,10 +13,10 @@ from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
-from ..model.record import record
+from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
-from ..recommend import Recommendation, first_fit, recommend, recommend_ngc
+from ..recommend import Recommendation, first_fit, newest_fit, recommend, recommend_ngc
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
 from .request import Request
@@ -30,6 +30,10 @@ class CheckResult:
     target: Optional[Target]
     recommendation: Recommendation
     findings: tuple[Finding, ...]
+    # The newest release's own recommendation, when the target was chosen as an older release
+    # that runs here (nothing asked for): what the newest needs (the newer-release-available finding).
+    newest: Optional[Recommendation] = None
+    chose_release: bool = False  # nothing named the build: the recommendation is the newest release that runs here
 
     @property
     def verdict(self) -> str:
@@ -44,13 +48,28 @@ def ngc_torch(request: Request) -> Optional[str]:
     return request.release.version if request.release_explicit and request.newer_release is None else None
 
 
-def recommend_for(facts: HostFacts, table: CompatTable, request: Request) -> Recommendation:
-    """The variant (and image tag) of the requested release that fits this host; for an NGC
-    family (--family naming one), the newest monthly release this host runs."""
+def chooses_release(request: Request) -> bool:
+    """Nothing names the build (no --torch, --variant, --image, NGC family): the newest release
+    that runs on the host is the target."""
+    return not request.release_explicit and request.variant is None and request.image is None and request.ngc is None
+
+
+def recommend_for(facts: HostFacts, table: CompatTable, request: Request, images: bool = True) -> Recommendation:
+    """The variant (and, for ``images``, the image) that fits this host: of the requested release,
+    else of the newest release that runs here; for an NGC family (--family naming one), the newest
+    monthly release this host runs."""
     host = HostView.of(facts, table)
     if request.ngc is not None:
         return recommend_ngc(host, request.ngc, ngc_torch(request))
-    return recommend(host, request.release, request.family)
+    if chooses_release(request):
+        return newest_fit(host, request.family, images)[0]
+    return recommend(host, request.release, request.family, images=images)
+
+
+def _requirements_target(request: Request) -> Target:
+    """--require alone: the requirement strings and the host are judged, no PyTorch build."""
+    return Target(torch="", variant="", cuda="", origin="--require", requirements=request.requirements,
+                  min_memory_bytes=request.min_memory_bytes)
 
 
 def check(
@@ -69,14 +88,21 @@ def check(
         # Unless --torch says otherwise, the recommendation is for the release the image holds.
         release = table.release(target.torch) or release
     ngc = request.ngc or (table.ngc_family(target.family) if target is not None and target.family else None)
+    newest = None
+    chose = target is None and ngc is None and chooses_release(request)
     if ngc is not None:
         recommendation = recommend_ngc(host, ngc, ngc_torch(request))
+    elif chose:
+        recommendation, newest = newest_fit(host, request.family, images=False)
+        release = table.release(recommendation.torch) or release
     else:
-        recommendation = recommend(host, release, request.family)
+        recommendation = recommend(host, release, request.family, images=False)
     if target is None and request.ngc is not None:
         target = ngc_target(table, request, recommendation)
+    if target is None and request.requirements and chooses_release(request):
+        target = _requirements_target(request)
     if target is None:
-        target = release_target(request, recommendation)
+        target = release_target(replace(request, release=release), recommendation)
 
     target_cuda = None
     if target.cuda:
@@ -86,7 +112,7 @@ def check(
             pass
     context = CheckContext(
         host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host),
-        today=request.today, requested_release=request.newer_release,
+        today=request.today, requested_release=request.newer_release, newest=newest,
     )
     findings = run_checks(checks, context)
-    return CheckResult(facts, target, recommendation, findings)
+    return CheckResult(facts, target, recommendation, findings, newest, chose)

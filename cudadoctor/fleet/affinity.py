@@ -48,8 +48,8 @@ def _variant(fleet: FleetResult, table: CompatTable) -> WheelVariant:
     answer = fleet.answer
     if answer is None or answer.variant is None:
         raise AffinityError("no host with GPU facts to write a nodeAffinity for")
-    torch = fleet.request.release.version
-    for group in fleet.groups:
+    torch = answer.torch or fleet.request.release.version
+    for group in fleet.groups if answer.torch is None else ():
         if group.result is not None and group.result.target is not None:
             torch = group.result.target.torch
             break

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from ..compat.table import CompatTable, WheelVariant
-from ..doctor.check import CheckResult, check, ngc_torch
+from ..compat.table import CompatTable, PytorchRelease, WheelVariant
+from ..doctor.answer import BUILD_FAILURES, Answer, decide
+from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
+from ..host.view import HostView
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN
@@ -38,6 +40,7 @@ class HostGroup:
     facts: Optional[HostFacts]
     result: Optional[CheckResult]
     missing: tuple[str, ...]  # facts the hosts' sources do not carry
+    answer: Optional[Answer] = None  # the one thing to do for these hosts (doctor/answer.py), as `check` says it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -75,22 +78,26 @@ class HostGroup:
 
     @property
     def fix(self) -> Optional[str]:
-        """The smallest change that would let these hosts run the target, when they fail."""
-        if self.result is None or self.verdict != FAIL:
+        """The answer's fix for these hosts when they fail: the same words `check` prints."""
+        if self.answer is None or self.verdict != FAIL or self.answer.fix is None:
             return None
-        if self.result.recommendation.fixes:
-            return self.result.recommendation.fixes[0]
-        hints = [f.hint for f in self.result.findings if f.severity == FAIL and f.hint]
-        return hints[0] if hints else None
+        return self.answer.fix.text
+
+    @property
+    def broken(self) -> bool:
+        """A failure no build avoids (no driver, no GPU, a lost GPU ...): no candidate runs here."""
+        return self.result is not None and any(f.severity == FAIL and f.code not in BUILD_FAILURES for f in self.result.findings)
 
 
 @record
 class LeftOut:
-    """Hosts a fleet-wide choice does not run on, and the codes that say why."""
+    """Hosts a fleet-wide choice does not run on, the codes that say why, and the change that
+    would bring them in."""
 
     hosts: tuple[str, ...]
     verdict: str
     findings: tuple[str, ...]
+    fix: Optional[str] = None
 
 
 @record
@@ -105,6 +112,7 @@ class Coverage:
     # Of ``hosts``, those whose driver runs it only under minor-version compatibility (no PTX JIT,
     # and features that need a newer driver missing): at equal reach, fewer is better.
     minor_compat_hosts: int = 0
+    torch: Optional[str] = None  # the PyTorch release (None for an image whose release is not known)
 
 
 @record
@@ -192,7 +200,7 @@ def _coverage(
             if any(f.code == MINOR_COMPAT_CODE for f in result.findings):
                 minor_compat += len(group.hosts)
         else:
-            left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL)))
+            left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL), group.fix if result is group.result else None))
     return Coverage(
         variant=variant.name if variant is not None else None,
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
@@ -237,6 +245,60 @@ def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Re
     return [coverage for coverage, _, _ in ranked]
 
 
+def _build_coverage(
+    groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], table: CompatTable, request: Request,
+    release: PytorchRelease, name: str,
+) -> Coverage:
+    """How far one build reaches: a group runs it when nothing but the build failed there (groups with
+    another failure run nothing) and the build fits its driver and GPUs (recommend.fit_tier, the
+    recommender's own test)."""
+    from ..recommend import build_fix, fit_tier
+
+    variant = release.variant(name)
+    runs = minor_compat = 0
+    left: list[LeftOut] = []
+    for group, view in zip(groups, views):
+        if group.result is None or view is None:
+            continue
+        tier = None if group.broken else fit_tier(view, release, name)
+        if tier is not None:
+            runs += len(group.hosts)
+            minor_compat += len(group.hosts) if tier == "minor-compat" else 0
+            continue
+        if group.broken:
+            codes = tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES)
+            fix = group.fix
+        else:
+            codes, fix = (), build_fix(view, release, name)
+        left.append(LeftOut(group.names, FAIL, codes, fix))
+    offered = name in request.family.variants_for(release)
+    return Coverage(
+        variant=name,
+        cuda=str(variant.cuda.major_minor) if variant is not None else None,
+        image=request.family.reference(release, variant) if variant is not None and offered else None,
+        hosts=runs,
+        left_out=tuple(left),
+        minor_compat_hosts=minor_compat,
+        torch=release.version,
+    )
+
+
+def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
+    """Every build of the family (every release when none was asked for, else the one asked for):
+    the most hosts first; among equals the newest release, then full driver support before
+    minor-version compatibility, then the newest CUDA."""
+    views = [HostView.of(g.facts, table) if g.facts is not None else None for g in groups]
+    releases = table.pytorch_releases if chooses_release(request) else (request.release,)
+    ranked: list[tuple[Coverage, PytorchRelease]] = []
+    for release in releases:
+        for name in request.family.variants_for(release):
+            if release.variant(name) is not None:
+                ranked.append((_build_coverage(groups, views, table, request, release, name), release))
+    ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts,
+                               tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
+    return [coverage for coverage, _ in ranked]
+
+
 def judge_fleet(
     hosts: Sequence[FleetHost],
     table: CompatTable,
@@ -244,11 +306,12 @@ def judge_fleet(
     image: Optional[ImageFacts] = None,
     problems: Sequence[SourceProblem] = (),
 ) -> FleetResult:
-    """Group the hosts, check each group once, and find the variant that runs on the most hosts."""
+    """Group the hosts, check each group once, and find the build that runs on the most hosts."""
     groups = []
     for facts, missing, members in group_hosts(hosts):
         result = check(facts, table, request, image=image) if facts is not None else None
-        groups.append(HostGroup(tuple(members), facts, result, missing))
+        answer = decide(result, table) if result is not None else None
+        groups.append(HostGroup(tuple(members), facts, result, missing, answer))
     groups.sort(key=lambda g: -len(g.hosts))
 
     candidates: list[Coverage] = []
@@ -258,17 +321,7 @@ def judge_fleet(
         elif request.ngc is not None:
             candidates.extend(_ngc_candidates(groups, table, request))
         else:
-            release = request.release
-            for name in request.family.variants_for(release):
-                variant = release.variant(name)
-                if variant is None:
-                    continue
-                pinned = replace(request, variant=variant)
-                results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
-                candidates.append(_coverage(groups, results, variant, request.family.reference(release, variant)))
-            # The most hosts first; among equals full driver support before minor-version
-            # compatibility, then the newest CUDA.
-            candidates.sort(key=lambda c: (-c.hosts, c.minor_compat_hosts, tuple(-int(n) for n in (c.cuda or "0").split("."))))
+            candidates.extend(_release_candidates(groups, table, request))
     return FleetResult(
         request=request,
         hosts=tuple(hosts),

@@ -6,14 +6,18 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..doctor.request import Request
+from ..report.payload import answer_payload
 from .judge import Coverage, FleetResult, HostGroup
 
 FLEET_SCHEMA = 1
 
 
 def target_payload(request: Request) -> dict[str, Any]:
+    from ..doctor.check import chooses_release
+
     return {
         "torch": request.release.version,
+        "newest_that_runs": chooses_release(request),
         "family": request.ngc.name if request.ngc is not None else request.family.name,
         "variant": request.variant.name if request.variant is not None else None,
         "image": str(request.image) if request.image is not None else None,
@@ -39,6 +43,7 @@ def _group(group: HostGroup) -> dict[str, Any]:
         if rec is None
         else {"torch": rec.torch, "variant": rec.variant, "cuda": rec.cuda, "image": rec.image, "support": rec.support},
         "fix": group.fix,
+        "answer": answer_payload(group.answer) if group.answer is not None else None,
     }
 
 
@@ -51,7 +56,11 @@ def _coverage(coverage: Optional[Coverage], judged: int) -> Optional[dict[str, A
         "image": coverage.image,
         "hosts": coverage.hosts,
         "of": judged,
-        "left_out": [{"hosts": list(left.hosts), "count": len(left.hosts), "findings": list(left.findings)} for left in coverage.left_out],
+        "torch": coverage.torch,
+        "left_out": [
+            {"hosts": list(left.hosts), "count": len(left.hosts), "findings": list(left.findings), "fix": left.fix}
+            for left in coverage.left_out
+        ],
     }
 
 

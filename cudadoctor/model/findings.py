@@ -59,19 +59,6 @@ class Finding:
             raise ValueError(f"unknown severity {self.severity!r}")
 
 
-def see_hint(code: str) -> str:
-    """The hint of a finding whose fix is another finding's (the one that diagnosed the cause)."""
-    return f"See {code} for the fix."
-
-
-def pointed_code(hint: str) -> Optional[str]:
-    """The code a see_hint names, else None: the report prints that finding's own fix instead."""
-    prefix, suffix = "See ", " for the fix."
-    if hint.startswith(prefix) and hint.endswith(suffix):
-        return hint[len(prefix) : -len(suffix)]
-    return None
-
-
 def verdict(findings: Iterable[Finding]) -> str:
     """``fail`` if any finding fails, else ``warn`` if any warns, else ``ok``."""
     worst = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from ..doctor.check import chooses_release
 from ..fleet.judge import FleetResult, HostGroup
 from .layout import Printer
 
@@ -40,21 +41,46 @@ def _group(out: Printer, group: HostGroup) -> None:
         out.line(("findings: ", "dim"), (", ".join(group.blocking), ""), indent=4, hanging=6)
     rec = group.result.recommendation if group.result is not None else None
     if rec is not None and rec.found:
-        out.line(("fits: ", "dim"), (f"{rec.variant} ({rec.image or 'wheel'})", ""), indent=4, hanging=6)
+        out.line(("fits: ", "dim"), (f"PyTorch {rec.torch} {rec.variant} ({rec.image or 'wheel'})", ""), indent=4, hanging=6)
     if group.fix:
         out.line(("fix: ", "bold"), (group.fix, ""), indent=4, hanging=6)
     if group.facts is not None and group.missing:
         out.line((f"not known from the source: {', '.join(group.missing)}", "dim"), indent=4, hanging=6)
 
 
+def _answer(out: Printer, fleet: FleetResult) -> None:
+    """The fleet's answer first: the build that covers the most hosts, how many it leaves out, and
+    the change that would bring each group of them in."""
+    answer = fleet.answer
+    s = fleet.summary
+    if answer is None:
+        out.line(("Fleet answer: ", "bold"), ("nothing to judge (no host carries GPU facts)", ""), hanging=2)
+        return
+    judged = len(fleet.hosts) - s["unknown"]
+    release = f"PyTorch {answer.torch} {answer.variant}" if answer.torch else (answer.variant or "the target")
+    name = answer.image or release
+    about = f" ({release})" if answer.image and answer.torch else ""
+    out.line(("Fleet answer: ", "bold"), (name, "bold green"), (f"{about} runs on {answer.hosts} of {judged} judged hosts", ""), hanging=2)
+    left = sum(len(group.hosts) for group in answer.left_out)
+    if left:
+        out.line((f"It leaves out {left}:", ""), indent=2)
+        for group in answer.left_out:
+            change = group.fix or ", ".join(group.findings) or group.verdict
+            out.line((f"{_names(group.hosts)}: ", "dim"), (change, ""), indent=4, hanging=6)
+
+
 def render_fleet(console: Console, fleet: FleetResult) -> None:
-    """The fleet report (names, codes and fixes as the data has them)."""
+    """The fleet report, the answer first (names, codes and fixes as the data has them)."""
     out = Printer(console)
+    _answer(out, fleet)
+    out.blank()
     s = fleet.summary
     target = fleet.request
     what = str(target.image) if target.image is not None else f"PyTorch {target.release.version}" + (
         f" {target.variant.name}" if target.variant is not None else ""
     )
+    if chooses_release(target):
+        what = "the newest release each runs"
     family = target.ngc.name if target.ngc is not None else target.family.name
     if target.ngc is not None and target.image is None:
         what = "the newest NGC month"
@@ -63,18 +89,6 @@ def render_fleet(console: Console, fleet: FleetResult) -> None:
     out.blank()
     for group in fleet.groups:
         _group(out, group)
-    answer = fleet.answer
-    out.blank()
-    if answer is None:
-        out.line(("Fleet answer: ", "bold"), ("nothing to judge (no host carries GPU facts)", ""), hanging=2)
-    else:
-        judged = len(fleet.hosts) - s["unknown"]
-        name = answer.image or answer.variant or "the target"
-        out.line(("Fleet answer: ", "bold"), (name, "bold green"),
-                 (f" ({answer.variant}) runs on {answer.hosts} of {judged} judged hosts", ""), hanging=2)
-        for left in answer.left_out:
-            out.line(("left out: ", "dim"), (f"{_names(left.hosts)}: {', '.join(left.findings) or left.verdict}", ""),
-                     indent=4, hanging=6)
     for dup in fleet.duplicates:
         out.line((f"duplicate host name {dup.name!r} in {', '.join(dup.sources)}: each copy is judged and counted", "yellow"),
                  hanging=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..doctor.answer import Answer, Build, Fix, pip_command, pip_line
 from ..doctor.check import CheckResult
 from ..model.snapshot import to_jsonable
 from ..model.findings import Action, Finding
@@ -41,7 +42,7 @@ def action_payload(action: Action) -> dict[str, Any]:
         "image": action.image,
         "support": action.support,
         "wheel_index_url": action.wheel_index_url,
-        "pip_command": _pip(action.torch, action.wheel_index_url),
+        "pip_command": pip_line(action.torch, action.wheel_index_url) if action.variant != "cpu" else None,
     }
 
 
@@ -63,7 +64,17 @@ def recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
         "evidence": rec.evidence,
         "install_version": rec.install_version,
         "first_patch": rec.first_patch,
+        "newest_release": _newest(rec),
     }
+
+
+def _newest(rec: Recommendation) -> Optional[dict[str, Any]]:
+    """The newest release, when this recommendation is an older one chosen because the newest does
+    not run here: why, and what would run it."""
+    newest = rec.newest
+    if newest is None:
+        return None
+    return {"torch": newest.torch, "why": newest.why, "fixes": list(newest.fixes), "actions": [action_payload(a) for a in newest.actions]}
 
 
 def _certainty(rec: Recommendation) -> dict[str, Any]:
@@ -91,18 +102,35 @@ def no_recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
     }
 
 
-def pip_command(rec: Recommendation) -> Optional[str]:
-    if not rec.found:
+def _build_payload(build: Optional[Build]) -> Optional[dict[str, Any]]:
+    if build is None:
         return None
-    # A variant that appeared in a later patch release is pinned to that patch ('torch==2.12.1').
-    return _pip(rec.torch, rec.wheel_index_url, rec.first_patch)
+    return {
+        "torch": build.torch, "variant": build.variant, "cuda": build.cuda, "image": build.image, "support": build.support,
+        "wheel_index_url": build.wheel_index_url, "pip_command": build.pip_command, "needs_driver": build.needs_driver,
+    }
 
 
-def _pip(torch: Optional[str], index_url: Optional[str], first_patch: Optional[str] = None) -> Optional[str]:
-    if not torch or not index_url:
-        return None
-    pin = first_patch or f"{torch}.*"
-    return f"pip install 'torch=={pin}' --index-url {index_url}"
+def fix_payload(fix: Fix) -> dict[str, Any]:
+    return {"text": fix.text, "code": fix.code or None, "actions": [action_payload(a) for a in fix.actions]}
+
+
+def answer_payload(answer: Answer) -> dict[str, Any]:
+    """The report's answer as data (doctor/answer.py decides it): what to do, first."""
+    return {
+        "verdict": answer.verdict,
+        "kind": answer.kind,
+        "problem": None if answer.problem is None else {"code": answer.problem.code, "title": answer.problem.title},
+        "fix": fix_payload(answer.fix) if answer.fix is not None else None,
+        "fixes": [fix_payload(f) for f in answer.fixes],
+        "build": _build_payload(answer.build),
+        "newest_that_runs": answer.newest_that_runs,
+        "asked_release": answer.asked,
+        "other_fixes": [fix_payload(f) for f in answer.other],
+        "without_cuda": [fix_payload(f) for f in answer.without_cuda],
+        "newer": fix_payload(answer.newer) if answer.newer is not None else None,
+        "explained": answer.explained,
+    }
 
 
 def table_payload(table: CompatTable) -> dict[str, Any]:
@@ -110,10 +138,15 @@ def table_payload(table: CompatTable) -> dict[str, Any]:
     return {"path": table.path, "updated": table.updated, "schema": table.schema, "overlay": overlay}
 
 
-def check_payload(result: CheckResult, table: CompatTable) -> dict[str, Any]:
+def check_payload(result: CheckResult, table: CompatTable, answer: Optional[Answer] = None) -> dict[str, Any]:
+    if answer is None:
+        from ..doctor.answer import decide
+
+        answer = decide(result, table)
     return {
         "schema": JSON_SCHEMA,
         "verdict": result.verdict,
+        "answer": answer_payload(answer),
         "host": to_jsonable(result.facts),
         "target": to_jsonable(result.target) if result.target else None,
         "findings": [finding_payload(f) for f in result.findings],

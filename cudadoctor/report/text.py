@@ -11,17 +11,17 @@ from typing import Iterable, Optional, Sequence, Union
 
 from rich.console import Console
 
+from ..doctor.answer import FIX, FIX_FIRST, USE, USE_INSTEAD, Answer, Build, Fix, pip_command
 from ..doctor.check import CheckResult
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding, pointed_code
+from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..model.target import Target
 from ..recommend import Recommendation
 from ..rules import GROUPS
 from .console import make_console, symbols
-from .layout import Printer
-from .payload import pip_command
+from .layout import Printer, Segment
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 
@@ -84,9 +84,6 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
 
 
 _LABEL = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}
-# Failures that another build (variant, release or image) avoids: the answer then leads with the
-# build that fits. Any other failure (no driver, no GPU, Docker, a lost GPU) is the thing to fix first.
-BUILD_FAILURES = frozenset({"driver-too-old", "gpu-arch-not-built", "gpu-arch-ptx-only", "image-requirement-unsatisfied"})
 _VERDICT_STYLE = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}
 # The family whose tags are a naming convention (cudadoctor's design), not images anyone publishes.
 CONVENTION_FAMILY = "pytorch-cuda"
@@ -96,21 +93,28 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def _support_words(support: Optional[str]) -> str:
-    if support == "minor-compat":
-        return ", under CUDA minor-version compatibility"
-    if support == "unknown":
-        return ", if the driver is new enough"
-    return ""
+def _build_words(build: Build, newest: bool = False) -> list[Segment]:
+    """"pytorch/pytorch:... (PyTorch 2.13 cu126, CUDA 12.6)" or "PyTorch 2.14 cu126 (CUDA 12.6)", with
+    how the driver runs it and why this release, as styled pieces."""
+    if build.image:
+        what, about = build.image, f"PyTorch {build.torch} {build.variant}, CUDA {build.cuda}"
+    else:
+        what, about = f"PyTorch {build.torch} {build.variant}", f"CUDA {build.cuda}"
+    if build.support == "minor-compat":
+        about += ", through minor-version compatibility"
+    elif build.support == "forward-compat":
+        about += ", through CUDA forward compatibility"
+    elif build.support == "unknown":
+        about += f"; needs driver >= {build.needs_driver}" if build.needs_driver else "; the driver is not known"
+    why = ", the newest release that runs here" if newest else ""
+    return [(what, "bold green"), (f" ({about}){why}", "")]
 
 
-def _release_line(out: Printer, lead: str, rec: Recommendation, style: str = "bold green") -> None:
-    """"<lead> <image> (PyTorch X, CUDA Y[, support])" and the wheel's pip command under it."""
-    what = rec.image or f"PyTorch {rec.torch} {rec.variant}"
-    out.line((lead, "bold"), (" ", ""), (what, style), (f" (PyTorch {rec.torch} {rec.variant}, CUDA {rec.cuda}{_support_words(rec.support)})", ""))
-    command = pip_command(rec)
-    if command:
-        out.command(command)
+def _build_lines(out: Printer, lead: str, build: Build, newest: bool = False) -> None:
+    """"<lead> <build>" and the wheel's pip command under it."""
+    out.line((lead, "bold"), (" ", ""), *_build_words(build, newest), hanging=2)
+    if build.pip_command:
+        out.command(build.pip_command)
 
 
 def render_findings(
@@ -162,11 +166,17 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
         out.line(("No recommendation", "bold"), (f" for PyTorch {rec.torch}: {rec.why}.", ""))
         for fix in rec.fixes:
             out.line((arrow, "cyan"), (f" {fix}", ""), indent=2, hanging=4)
+    if rec.newest is not None:
+        newest = rec.newest
+        needs = next((a.min_driver for a in newest.actions if a.action == "upgrade-driver" and a.min_driver), None)
+        what = f"needs driver >= {needs}" if needs else "has no build for these GPUs"
+        out.line((f"PyTorch {rec.torch} is the newest release that runs here; PyTorch {newest.torch} {what} (add --torch {newest.torch} for its details).", ""),
+                 indent=2, hanging=4)
     if show_rejected and rec.rejected:
         out.line((f"Other variants of PyTorch {rec.torch}:", "dim"))
         for rejection in rec.rejected:
             out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
-    for note in rec.notes:  # what the verdict rests on that is less than a read binary
+    for note in rec.caveats:  # what may change the answer (every note: --format json)
         out.line((f"note: {note}", "yellow"), indent=2, hanging=4)
     if not wheel and _is_convention(rec.family, rec.image if rec.found else None):
         out.line((convention_note(), "dim"))
@@ -196,11 +206,7 @@ def _is_convention(family: str, image: Optional[str]) -> bool:
 
 
 def convention_note() -> str:
-    return (
-        "note: pytorch-cuda tags are a naming convention, not published images: build or mirror them and set "
-        "`repository = \"registry.example.com/ml/pytorch-cuda\"` in ~/.config/cudadoctor/config.toml, or use "
-        "PyTorch's own images: --family pytorch/pytorch (or `family = \"pytorch/pytorch\"` there)."
-    )
+    return "note: pytorch-cuda tags are a convention, not published images: set `repository` in config.toml, or use --family pytorch/pytorch"
 
 
 def _target_words(target: Target) -> str:
@@ -216,37 +222,27 @@ def _target_words(target: Target) -> str:
     return f"{what} (CUDA {target.cuda or 'not known'}, {origin})"
 
 
-def _same_build(target: Optional[Target], rec: Recommendation) -> bool:
-    return target is not None and rec.found and target.torch == rec.torch and target.variant == rec.variant and (
-        target.image is None or target.image == rec.image
-    )
-
-
-def render_answer(out: Printer, result: CheckResult) -> None:
-    """The verdict and the one thing to do, then what the answer rests on that the table does not
-    know (a --torch, installed torch or image release newer than it): part of the answer, so
-    `-q` shows it too."""
-    _render_verdict(out, result)
+def render_answer(out: Printer, result: CheckResult, answer: Answer) -> None:
+    """The verdict and the one thing to do (doctor/answer.py decides it; this only words it), then
+    what the answer rests on that the table does not know (a --torch, installed torch or image
+    release newer than it): part of the answer, so `-q` shows it too."""
+    _render_verdict(out, result, answer)
+    if answer.explained:
+        out.line((answer.explained, ""), hanging=2)
+    if answer.newer is not None:
+        out.line(("Newer: ", "bold"), (answer.newer.text, ""), hanging=2, tail=[(answer.newer.code, "dim")])
     for f in result.findings:
         if f.code == "table-outdated":
             out.line(("Note: ", "bold"), (f"{f.title}; {f.hint[:1].lower()}{f.hint[1:]}", ""), hanging=6, tail=[(f.code, "dim")])
 
 
-def _fix_of(first: Finding, fails: Sequence[Finding]) -> tuple[str, str]:
-    """The fix to print for the blocking failure, and the code it comes from: when its hint only
-    points at the finding that diagnosed the cause (model.findings.see_hint), that
-    finding's own hint, so the answer carries the fix itself."""
-    pointed = pointed_code(first.hint)
-    for other in fails:
-        if other.code == pointed and other.hint:
-            return other.hint, other.code
-    return first.hint, first.code
+def _fix_line(out: Printer, fix: Fix, lead: str = "Fix: ", tail_code: bool = True) -> None:
+    out.line((lead, "bold"), (fix.text, ""), hanging=len(lead), tail=[(fix.code, "dim")] if fix.code and tail_code else [])
 
 
-def _render_verdict(out: Printer, result: CheckResult) -> None:
-    """The verdict and the one thing to do: the image/wheel to use, or the blocking problem and its fix."""
-    findings, rec, target = result.findings, result.recommendation, result.target
-    verdict = result.verdict
+def _render_verdict(out: Printer, result: CheckResult, answer: Answer) -> None:
+    findings, target = result.findings, result.target
+    verdict = answer.verdict
     fails = [f for f in findings if f.severity == FAIL]
     warns = [f for f in findings if f.severity == WARN]
     label = [(_LABEL[verdict], _VERDICT_STYLE[verdict])]
@@ -256,64 +252,54 @@ def _render_verdict(out: Printer, result: CheckResult) -> None:
     if warns:
         counts.append(_plural(len(warns), "warning"))
     count_words = f" ({', '.join(counts)})" if counts else ""
-    if verdict == FAIL:
-        blocking = [f for f in fails if f.code not in BUILD_FAILURES]
-        first = (blocking or fails)[0]
-        out.line(*label, (f"{count_words}: {first.title}", ""), tail=[(first.code, "dim")])
-        if blocking:
-            hint, code = _fix_of(first, fails)
-            if hint:
-                out.line(("Fix: ", "bold"), (hint, ""), hanging=5, tail=[(code, "dim")] if code != first.code else [])
-            if target is not None and target.origin in ("--image", "--variant") and not _same_build(target, rec):
-                return  # the user's own choice of build is not in question: only the fix is
-            if rec.found:
-                _release_line(out, "Then use:", rec)
-            elif rec.alternative is not None:
-                _release_line(out, f"Then use PyTorch {rec.alternative.torch}:", rec.alternative)
-        elif rec.found and not _same_build(target, rec):
-            _release_line(out, "Use instead:", rec)
-        elif not rec.found and rec.alternative is not None:
-            _release_line(out, f"Use PyTorch {rec.alternative.torch} instead:", rec.alternative)
-            for fix, action in zip(rec.fixes, rec.actions):
-                if action.action != "use-release":
-                    out.line((f"Or, for PyTorch {rec.torch}: {fix}", ""), hanging=2)
-        else:
-            # No build fits as the host is: each distinct failure is part of the fix (a driver
-            # upgrade alone does not help a GPU the builds carry no code for).
-            hints: list[tuple[str, str]] = []
-            for f in fails:
-                if f.hint and f.code not in {code for code, _ in hints}:
-                    hints.append((f.code, f.hint))
-            if not hints and rec.fixes:
-                hints.append(("", rec.fixes[0]))
-            for code, hint in hints[:3]:
-                out.line(("Fix: ", "bold"), (hint, ""), hanging=5, tail=[(code, "dim")] if code and len(hints) > 1 else [])
-            if rec.found:
-                _release_line(out, "Then use:", rec)
+    build = answer.build
+    if answer.problem is not None:
+        problem = answer.problem
+        out.line(*label, (f"{count_words}: {problem.title}", ""), tail=[(problem.code, "dim")])
+    if answer.kind == FIX_FIRST:
+        for fix in answer.fixes:
+            _fix_line(out, fix, tail_code=fix.code != (answer.problem.code if answer.problem else ""))
+        if build is not None:
+            _build_lines(out, "Then use:" if not answer.asked else f"Then use PyTorch {build.torch}:", build, answer.newest_that_runs)
+        for fix in answer.without_cuda:
+            out.line(("- ", "dim"), (fix.text, ""), indent=2, hanging=4)
         return
-    if rec.found and (target is None or _same_build(target, rec)):
-        out.line(*label, (f"{count_words}: use ", ""), (rec.image or rec.variant or "", "bold green"),
-                 (f" (PyTorch {rec.torch} {rec.variant}, CUDA {rec.cuda}{_support_words(rec.support)})", ""))
-        command = pip_command(rec)
-        if command:
-            out.command(command)
+    if answer.kind == USE_INSTEAD and build is not None:
+        lead = f"Use PyTorch {build.torch} instead:" if answer.asked else "Use instead:"
+        _build_lines(out, lead, build, answer.newest_that_runs)
+        for fix in answer.other:
+            out.line((f"Or, for PyTorch {answer.asked}: {fix.text}", ""), hanging=2)
         return
-    what = _target_words(target) if target is not None else "this host"
-    out.line(*label, (f"{count_words}: {what} can run here", ""))
-    if rec.found:
-        _release_line(out, "Best fit:", rec)
-    elif rec.alternative is not None:
-        _release_line(out, f"Best fit, PyTorch {rec.alternative.torch}:", rec.alternative)
+    if answer.kind == FIX:
+        several = len(answer.fixes) > 1
+        for fix in answer.fixes:
+            _fix_line(out, fix, tail_code=several)
+        if build is not None:
+            _build_lines(out, "Then use:", build)
+        return
+    if answer.kind == USE and build is not None:
+        out.line(*label, (f"{count_words}: use ", ""), *_build_words(build, answer.newest_that_runs), hanging=2)
+        if build.pip_command:
+            out.command(build.pip_command)
+        return
+    if target is not None and target.origin == "--require":
+        out.line(*label, (f"{count_words}: this host meets {', '.join(repr(r) for r in target.requirements)}", ""), hanging=2)
+    else:
+        what = _target_words(target) if target is not None else "this host"
+        out.line(*label, (f"{count_words}: {what} can run here", ""), hanging=2)
+    if build is not None:
+        lead = f"Best fit, PyTorch {build.torch}:" if answer.asked else "Best fit:"
+        _build_lines(out, lead, build, answer.newest_that_runs)
 
 
-def render_check(console: Console, result: CheckResult, verbosity: int = NORMAL) -> None:
+def render_check(console: Console, result: CheckResult, answer: Answer, verbosity: int = NORMAL) -> None:
     out = Printer(console)
-    render_answer(out, result)
+    render_answer(out, result, answer)
     if verbosity <= QUIET:
         return
     out.blank()
     target, rec = result.target, result.recommendation
-    if target is not None and (verbosity >= VERBOSE or not _same_build(target, rec)):
+    if target is not None and target.origin != "--require" and (verbosity >= VERBOSE or answer.kind not in (USE, FIX_FIRST)):
         out.line(("Checked: ", "bold"), (_target_words(target), ""), hanging=2)
         out.blank()
     hidden = render_findings(console, result.findings, result.facts.gpus, verbosity, out)
@@ -323,10 +309,12 @@ def render_check(console: Console, result: CheckResult, verbosity: int = NORMAL)
         for rejection in rejected:
             out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
         out.blank()
-    for note in rec.notes:  # what the recommendation rests on that is less than a read binary (unverified, inferred)
+    # What the recommendation rests on that is less than a read binary: by default only what may
+    # change the answer; -v lists every note.
+    for note in rec.notes if verbosity >= VERBOSE or not rec.found else rec.caveats:
         out.line((f"note: {note}", "yellow"), hanging=2)
     if hidden:
         out.line((f"{_plural(hidden, 'other check')} passed or noted; -v lists them.", "dim"))
-    shown_image = rec.image if rec.found else (rec.alternative.image if rec.alternative is not None else None)
+    shown_image = answer.build.image if answer.build is not None else None
     if _is_convention(rec.family, shown_image):
         out.line((convention_note(), "dim"))

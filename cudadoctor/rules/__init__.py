@@ -12,7 +12,7 @@ import importlib
 from typing import Callable, Iterable
 
 from ..model.findings import Finding
-from . import driver, environment, gpu, kernel, ngc, nvml, table, torch
+from . import driver, environment, gpu, kernel, ngc, nvml, releases, table, torch
 from .context import Check, CheckContext
 
 # Report groups, in the order the text report shows them: (key, heading).
@@ -52,6 +52,7 @@ CHECKS: tuple[Check, ...] = (
     Check("gpus-present", "gpu", "gpu", gpu.check_gpus_present),
     Check("driver-for-target", "driver", "driver", driver.check_driver_for_target),
     Check("driver-knows-gpus", "driver", "driver", driver.check_driver_knows_gpus),
+    Check("newer-release", "driver", "driver", releases.check_newer_release),
     Check("gpu-arch", "gpu", "gpu", gpu.check_arch_for_target),
     Check("driver-presence", "nvml", "driver", nvml.check_driver_presence),
     Check("kernel-module", "system", "driver", kernel.check_kernel_module),

@@ -31,6 +31,9 @@ class CheckContext:
     first_fit: FirstFit
     today: Optional[str] = None  # the run's date (YYYY-MM-DD) from the request: the clock is an input
     requested_release: Optional[str] = None  # a --torch newer than the table knows
+    # The newest release's recommendation when the target is an older release chosen because it
+    # runs here (nothing was asked for): it does not fit, and its fixes say what it needs.
+    newest: Optional["Recommendation"] = None
 
     @property
     def facts(self) -> HostFacts:

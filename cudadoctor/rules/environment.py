@@ -34,6 +34,17 @@ _REASONS = {
     MIXED_IDS: "a list of GPU- UUIDs ends at the first entry of another kind",
 }
 
+# The fixes of the findings that diagnose why NVML is missing; nvml-library-missing carries the same
+# words when it knows the cause (rules/nvml.py), so each finding says its own fix.
+CONTAINER_NO_GPUS_HINT = (
+    "Start the container with GPU access: `docker run --gpus all IMAGE` (the NVIDIA Container Toolkit installed on "
+    "the host), or `--device nvidia.com/gpu=all` through CDI; on Kubernetes, request `nvidia.com/gpu` resources."
+)
+WSL_NO_GPU_HINT = (
+    "Install a current NVIDIA Windows driver (with WSL support), run `wsl --update`, use a WSL 2 (not WSL 1) "
+    "distribution, and restart WSL with `wsl --shutdown`."
+)
+
 
 def _visible_label(position: int, gpu: GpuFacts) -> str:
     return f"cuda:{position} = {gpu_label(gpu)}"
@@ -169,8 +180,7 @@ def check_container(ctx: CheckContext) -> list[Finding]:
                 title=f"This {where} container was started without GPU access",
                 detail=f"{detail}. CUDA reports \"no CUDA-capable device is detected\" and torch.cuda.is_available() is "
                     f"False. (Container detected from {evidence}.)",
-                hint="Start it with `docker run --gpus all ...` (NVIDIA Container Toolkit installed on the host), "
-                    "`--device nvidia.com/gpu=all` with CDI, or on Kubernetes request `nvidia.com/gpu` resources.",
+                hint=CONTAINER_NO_GPUS_HINT,
                 source=CONTAINER_SOURCE,
             )
         ]
@@ -201,8 +211,7 @@ def check_wsl(ctx: CheckContext) -> list[Finding]:
                 title="WSL without GPU support: " + ", ".join(missing) + " missing",
                 detail="Under WSL 2 the NVIDIA driver lives on Windows and reaches Linux through /dev/dxg, with its "
                     "libraries (libcuda.so.1, libnvidia-ml.so.1) in /usr/lib/wsl/lib. Without them CUDA sees no GPU.",
-                hint="Install a current NVIDIA Windows driver (with WSL support), run `wsl --update`, use a WSL 2 (not "
-                    "WSL 1) distribution, and restart WSL with `wsl --shutdown`.",
+                hint=WSL_NO_GPU_HINT,
                 source=WSL_SOURCE,
             )
         )

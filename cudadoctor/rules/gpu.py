@@ -47,7 +47,7 @@ def check_gpus_present(ctx: CheckContext) -> list[Finding]:
                 title="The driver answers but no GPU is visible",
                 detail="NVML reports 0 GPUs: CUDA reports \"no CUDA-capable device is detected\" and "
                     "torch.cuda.is_available() is False.",
-                hint="Check `nvidia-smi` and `lspci | grep -i nvidia`. In a container, start it with `--gpus all`; "
+                hint="Check `nvidia-smi` and `lspci | grep -i nvidia`. In a container, start the container with `docker run --gpus all IMAGE`; "
                     "a GPU missing from lspci needs a reseat, a power cable or a BIOS setting (above-4G decoding).",
                 source=NVML_SOURCE,
             )

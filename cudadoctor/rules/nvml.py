@@ -16,8 +16,9 @@ from ..model.facts import (
     NVML_OK,
     HostFacts,
 )
-from ..model.findings import FAIL, OK, Finding, see_hint
+from ..model.findings import FAIL, OK, Finding
 from .context import CheckContext
+from .environment import CONTAINER_NO_GPUS_HINT, WSL_NO_GPU_HINT
 from .sources import NVML_SOURCE, OS_PROBE_SOURCE
 
 # missing_nvml_case() -> the finding that names that cause.
@@ -27,6 +28,24 @@ _CAUSE_CODES = {
     "partial": "driver-nvml-missing",
     "non-nvidia": "no-nvidia-gpu",
     "none": "no-driver",
+}
+PARTIAL_DRIVER_HINT = (
+    "In a container, set NVIDIA_DRIVER_CAPABILITIES=compute,utility (utility mounts NVML and nvidia-smi) or start "
+    "the container with `docker run --gpus all IMAGE`; on a host, reinstall the driver's user-space package that "
+    "matches the kernel module."
+)
+NON_NVIDIA_HINT = "For AMD GPUs use PyTorch's ROCm builds; for Intel GPUs its XPU builds. Or run on a host with an NVIDIA GPU."
+NO_DRIVER_HINT = (
+    "Install the NVIDIA driver for your GPU (your distribution's package or NVIDIA's), then reboot. To plan for "
+    "another machine, pass --driver VERSION and --gpu MODEL."
+)
+# Each cause's own fix, which nvml-library-missing repeats: the first failing finding says what to do.
+_CAUSE_HINTS = {
+    "container": CONTAINER_NO_GPUS_HINT,
+    "wsl": WSL_NO_GPU_HINT,
+    "partial": PARTIAL_DRIVER_HINT,
+    "non-nvidia": NON_NVIDIA_HINT,
+    "none": NO_DRIVER_HINT,
 }
 
 
@@ -47,7 +66,8 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
     if state == NVML_LIBRARY_MISSING:
         # Always reported (scripts match on it); when the system facts tell the cause apart (container
         # without --gpus, WSL, partial driver, no driver, another vendor's GPU) that finding follows.
-        cause = _CAUSE_CODES.get(missing_nvml_case(host) or "")
+        case = missing_nvml_case(host) or ""
+        cause = _CAUSE_CODES.get(case)
         see = f" The cause is diagnosed below: {cause}." if cause else ""
         return [
             Finding(
@@ -56,9 +76,10 @@ def check_nvml(ctx: CheckContext) -> list[Finding]:
                 title="No NVIDIA driver found: libnvidia-ml.so.1 cannot be loaded",
                 detail="NVML ships with the NVIDIA driver. Without it there is no driver on this host, or this is a "
                     "container started without GPU access." + error + see,
-                hint=see_hint(cause) if cause else (
-                        "Install the NVIDIA driver for your GPU, or start the container with `--gpus all` (NVIDIA "
-                        "Container Toolkit). To plan for another machine, pass --driver VERSION and --gpu MODEL."
+                hint=_CAUSE_HINTS.get(case) or (
+                        "Install the NVIDIA driver for your GPU, or start the container with GPU access (`docker run "
+                        "--gpus all IMAGE`, NVIDIA Container Toolkit). To plan for another machine, pass --driver "
+                        "VERSION and --gpu MODEL."
                     ),
                 source=NVML_SOURCE,
             )
@@ -187,9 +208,7 @@ def check_driver_presence(ctx: CheckContext) -> list[Finding]:
                     "loaded, so nvidia-smi fails (\"NVIDIA-SMI couldn't find libnvidia-ml.so library in your system\"). "
                     "Typical of a container whose driver mount is partial, or of a broken driver installation."
                     + ("" if nodes.nvidia_uvm is not False else " /dev/nvidia-uvm is missing too."),
-                hint="In a container, set NVIDIA_DRIVER_CAPABILITIES=compute,utility (utility mounts NVML and nvidia-smi) "
-                    "or start it with `--gpus all`; on a host, reinstall the driver's user-space package that matches "
-                    "the kernel module.",
+                hint=PARTIAL_DRIVER_HINT,
                 source=OS_PROBE_SOURCE,
             )
         ]
@@ -202,8 +221,7 @@ def check_driver_presence(ctx: CheckContext) -> list[Finding]:
                 title="No NVIDIA GPU: this host's GPUs are from another vendor",
                 detail=f"The PCI bus shows {', '.join(found)} and no NVIDIA device. cudadoctor checks NVIDIA CUDA "
                     "only; CUDA builds of PyTorch cannot use these GPUs (torch.cuda.is_available() is False).",
-                hint="For AMD GPUs use PyTorch's ROCm builds; for Intel GPUs its XPU builds. Or run on a host with "
-                    "an NVIDIA GPU.",
+                hint=NON_NVIDIA_HINT,
                 source="/sys/bus/pci/devices (PCI vendor ids 0x1002/0x1022 AMD, 0x8086 Intel, 0x10de NVIDIA)",
             )
         ]
@@ -218,8 +236,7 @@ def check_driver_presence(ctx: CheckContext) -> list[Finding]:
                 detail=seen + "no nvidia kernel module is loaded, libcuda.so.1 and libnvidia-ml.so.1 cannot be loaded and "
                     "there is no /dev/nvidiactl. CUDA programs fail with \"no CUDA-capable device is detected\" or "
                     "\"Found no NVIDIA driver on your system\" (torch).",
-                hint="Install the NVIDIA driver for your GPU (your distribution's package or NVIDIA's), then reboot. "
-                    "To plan for another machine, pass --driver VERSION and --gpu MODEL.",
+                hint=NO_DRIVER_HINT,
                 source=OS_PROBE_SOURCE,
             )
         ]

@@ -1,0 +1,39 @@
+"""Newer releases: when nothing was asked for, the target is the newest release that runs here;
+that the newest release itself needs more (a newer driver, other GPUs) is said once, as info, with
+what would run it. Pure: it reads the newest release's recommendation the orchestration made."""
+
+from __future__ import annotations
+
+from ..model.findings import INFO, Finding
+from .context import CheckContext
+
+CODE = "newer-release-available"
+SOURCE = "the compatibility table's PyTorch releases and Table 3 driver minimums (docs/table.md)"
+
+
+def check_newer_release(ctx: CheckContext) -> list[Finding]:
+    newest, target = ctx.newest, ctx.target
+    if newest is None or target is None or not target.torch:
+        return []
+    upgrade = next((a for a in newest.actions if a.action == "upgrade-driver" and a.min_driver), None)
+    runs = f"this host runs up to PyTorch {target.torch}"
+    if upgrade is not None:
+        full = f" (>= {upgrade.full_driver} for full CUDA {upgrade.cuda} support)" if upgrade.full_driver and upgrade.full_driver != upgrade.min_driver else ""
+        return [Finding(
+            code=CODE,
+            severity=INFO,
+            title=f"PyTorch {newest.torch}, the newest release, needs driver >= {upgrade.min_driver}",
+            detail=f"PyTorch {newest.torch}: {newest.why}; {runs}.",
+            hint=f"To run PyTorch {newest.torch} ({upgrade.variant}), upgrade the NVIDIA driver to >= {upgrade.min_driver}{full}.",
+            source=SOURCE,
+            actions=(upgrade,),
+        )]
+    reasons = "; ".join(f"{r.variant}: {r.reason}" for r in newest.rejected) or newest.why
+    return [Finding(
+        code=CODE,
+        severity=INFO,
+        title=f"PyTorch {newest.torch}, the newest release, has no build for these GPUs",
+        detail=f"No driver upgrade makes it run here ({runs}): {reasons}.",
+        hint=f"Stay on PyTorch {target.torch}, or plan for other GPUs with `cudadoctor check --torch {newest.torch} --gpu MODEL`.",
+        source=SOURCE,
+    )]
