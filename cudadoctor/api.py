@@ -36,8 +36,8 @@ def load_table(table: Optional[PathArg] = None, families: Optional[PathArg] = No
     to :func:`check` and :func:`recommend` to read the file once for many calls."""
     from .compat.families import FamiliesError
     from .compat.table import TableError
-    from .loader import families_path, load_families
-    from .loader import load_table as read_table
+    from .app.loader import families_path, load_families
+    from .app.loader import load_table as read_table
 
     try:
         loaded = read_table(os.fspath(table) if table is not None else None)
@@ -146,7 +146,7 @@ def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathAr
         if families is None:
             return table
         from .compat.families import FamiliesError
-        from .loader import load_families
+        from .app.loader import load_families
 
         try:
             return load_families(os.fspath(families), table)
@@ -174,7 +174,7 @@ def _facts(
             # A round trip through JSON: a dict built by hand is read exactly as a file would be.
             facts = snapshot_from_dict(json.loads(json.dumps(host)))
         else:
-            from .loader import load_snapshot
+            from .app.loader import load_snapshot
 
             facts = load_snapshot(os.fspath(host))
     except SnapshotError as exc:

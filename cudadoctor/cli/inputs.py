@@ -24,7 +24,7 @@ def load_table_or_fail(path: Optional[str], families: Optional[str] = None, conf
     import os
 
     from ..compat.table import TableError
-    from ..loader import FAMILIES_ENV, TABLE_ENV, families_path, load_config, load_families, load_table
+    from ..app.loader import FAMILIES_ENV, TABLE_ENV, families_path, load_config, load_families, load_table
 
     try:
         settings = load_config(config)
@@ -113,7 +113,7 @@ def gather_facts(
         except WhatIfError as exc:
             raise InputError(str(exc)) from None
     if snapshot:
-        from ..loader import load_snapshot
+        from ..app.loader import load_snapshot
         from ..model.snapshot import SnapshotError
 
         try:
