@@ -78,7 +78,7 @@ BAD_CONFIGS = {
     "unknown-key": ('colour = "blue"\n', "unknown key"),
     "bad-repository": ('repository = "registry.example.com/ml/pytorch-cuda:v2"\n', "must be a repository without a tag"),
     "unknown-family": ('family = "no/such-family"\n', "unknown family"),
-    "not-toml": ("family = \n", "config"),
+    "not-toml": ("family = \n", "not valid TOML"),
 }
 
 
