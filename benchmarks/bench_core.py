@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from cudadoctor.doctor import check, resolve_request
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_table
 from cudadoctor.model.snapshot import decode_snapshot
 
 HOSTS = Path(__file__).resolve().parent.parent / "tests" / "hosts"

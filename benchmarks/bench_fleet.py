@@ -98,7 +98,7 @@ def breakdown(nodes: Path, snapshots: Path) -> None:
     from cudadoctor.fleet.judge import judge_fleet
     from cudadoctor.fleet.payload import fleet_payload
     from cudadoctor.fleet.sources import FleetHost, SnapshotCache, decode_source, hosts_in
-    from cudadoctor.loader import json_files_under, load_table, read_user_file
+    from cudadoctor.app.loader import json_files_under, load_table, read_user_file
 
     table = load_table()
     request = resolve_request(table)

@@ -14,11 +14,11 @@ import subprocess
 import sys
 import time
 
-from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.app.loader import default_table_path, load_table
 
 COLD = (
     "import sys, time\n"
-    "from cudadoctor.loader import load_table\n"
+    "from cudadoctor.app.loader import load_table\n"
     "start = time.perf_counter()\n"
     "load_table(sys.argv[1])\n"
     "print((time.perf_counter() - start) * 1000)\n"

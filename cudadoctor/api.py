@@ -11,13 +11,12 @@ See docs/api.md.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 if TYPE_CHECKING:
+    from .app.inputs import HostSource
     from .compat.table import CompatTable
-    from .model.facts import HostFacts
 
 #: A host: None (probe this machine), a snapshot as :func:`probe` returns it, or a snapshot file.
 Host = Union[None, Mapping[str, Any], str, "os.PathLike[str]"]
@@ -30,21 +29,26 @@ class CudadoctorError(ValueError):
     """Input cudadoctor cannot use (a table, snapshot, release, driver or GPU); one line, as the CLI says it."""
 
 
-def load_table(table: Optional[PathArg] = None, families: Optional[PathArg] = None) -> "CompatTable":
-    """The compatibility table: ``table`` (else $CUDADOCTOR_TABLE, else the shipped one), with the
-    image families of ``families`` (else $CUDADOCTOR_FAMILIES) added. Pass the result as ``table=``
-    to :func:`check` and :func:`recommend` to read the file once for many calls."""
-    from .compat.families import FamiliesError
-    from .compat.table import TableError
-    from .loader import families_path, load_families
-    from .loader import load_table as read_table
+def load_table(
+    table: Optional[PathArg] = None, families: Optional[PathArg] = None, *, config: Optional[PathArg] = None
+) -> "CompatTable":
+    """The compatibility table, as the CLI assembles it: ``table`` (else $CUDADOCTOR_TABLE, else
+    the config file's ``table``, else the shipped one with the `table update` overlay), with the
+    image families of ``families`` (else $CUDADOCTOR_FAMILIES, else the config's) added and the
+    config's default ``family`` and ``repository`` applied. ``config`` is a config file that must
+    exist; by default $XDG_CONFIG_HOME/cudadoctor/config.toml (else ~/.config/...) is read when
+    there is one. Pass the result as ``table=`` to :func:`check` and :func:`recommend` to read the
+    files once for many calls."""
+    from .app.inputs import InputsError, assemble_table
 
     try:
-        loaded = read_table(os.fspath(table) if table is not None else None)
-        extra = families_path(os.fspath(families) if families is not None else None)
-        return load_families(extra, loaded) if extra else loaded
-    except (TableError, FamiliesError) as exc:
+        return assemble_table(_path(table), _path(families), _path(config))
+    except InputsError as exc:
         raise CudadoctorError(str(exc)) from None
+
+
+def _path(value: Optional[PathArg]) -> Optional[str]:
+    return os.fspath(value) if value is not None else None
 
 
 NVML_TIMEOUT_S = 10.0  # as the CLI's --nvml-timeout default
@@ -80,6 +84,7 @@ def check(
     min_memory: Optional[str] = None,
     table: Union[None, PathArg, "CompatTable"] = None,
     families: Optional[PathArg] = None,
+    config: Optional[PathArg] = None,
     nvml_timeout: float = NVML_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Judge a host, as ``cudadoctor check --json`` does (the check schema).
@@ -87,26 +92,23 @@ def check(
     ``host``: None probes this machine; a snapshot dict or file is judged instead. ``driver`` and
     ``gpus`` ("8.0", "A100", ...) are what-if values that replace what the host reports.
     ``torch``, ``variant``, ``family``, ``image``, ``requires`` and ``min_memory`` choose the target
-    as the CLI options of the same names do. The result's ``verdict`` is "ok", "warn" or "fail".
+    as the CLI options of the same names do; ``table``, ``families`` and ``config`` are read as
+    :func:`load_table` reads them, and $CUDADOCTOR_TODAY as the CLI reads it. The result's
+    ``verdict`` is "ok", "warn" or "fail".
     """
+    from .app import inputs
     from .doctor import check as run_check
-    from .doctor.request import RequestError, parse_user_values, resolve_request
     from .report.payload import check_payload
 
-    if isinstance(gpus, str):
-        gpus = (gpus,)
-    if isinstance(requires, str):
-        requires = (requires,)
     try:
-        values = parse_user_values(image, variant, tuple(requires), min_memory)
-    except RequestError as exc:
+        values = inputs.user_values(image, variant, _texts(requires), min_memory)
+        loaded = _table(table, families, config)
+        request = inputs.request_for(
+            loaded, torch=torch, family=family, variant=variant, values=values, today=inputs.today()
+        )
+        facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
+    except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None
-    loaded = _table(table, families)
-    try:
-        request = resolve_request(loaded, torch=torch, family=family, variant=variant, values=values)
-    except RequestError as exc:
-        raise CudadoctorError(str(exc)) from None
-    facts = _facts(host, loaded, driver, gpus, nvml_timeout)
     return check_payload(run_check(facts, loaded, request), loaded)
 
 
@@ -119,66 +121,43 @@ def recommend(
     family: Optional[str] = None,
     table: Union[None, PathArg, "CompatTable"] = None,
     families: Optional[PathArg] = None,
+    config: Optional[PathArg] = None,
     nvml_timeout: float = NVML_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The image and wheel that fit, as ``cudadoctor recommend --format json`` prints them (the
     recommend schema): ``recommendation`` when something fits, else ``no_recommendation`` with the
-    fixes (worded and as ``actions``) and the ``alternative`` release that fits."""
+    fixes (worded and as ``actions``) and the ``alternative`` release that fits. ``table``,
+    ``families`` and ``config`` are read as :func:`load_table` reads them."""
+    from .app import inputs
     from .doctor import recommend_for
-    from .doctor.request import RequestError, resolve_request
     from .report.payload import recommend_payload
 
-    if isinstance(gpus, str):
-        gpus = (gpus,)
-    loaded = _table(table, families)
     try:
-        request = resolve_request(loaded, torch=torch, family=family)
-    except RequestError as exc:
+        loaded = _table(table, families, config)
+        request = inputs.request_for(loaded, torch=torch, family=family)
+        facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
+    except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None
-    facts = _facts(host, loaded, driver, gpus, nvml_timeout)
     return recommend_payload(recommend_for(facts, loaded, request), loaded)
 
 
-def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathArg]) -> "CompatTable":
+def _texts(values: Sequence[str]) -> tuple[str, ...]:
+    """``gpus="T4"`` as ``gpus=["T4"]``: one string is one value, not its characters."""
+    return (values,) if isinstance(values, str) else tuple(values)
+
+
+def _host(host: Host) -> "HostSource":
+    return host if host is None or isinstance(host, Mapping) else os.fspath(host)
+
+
+def _table(table: Union[None, PathArg, "CompatTable"], families: Optional[PathArg], config: Optional[PathArg]) -> "CompatTable":
+    """A table :func:`load_table` returned is used as it is (its config already applied), with
+    ``families`` added; anything else is assembled as :func:`load_table` does."""
+    from .app.inputs import add_families, assemble_table
     from .compat.table import CompatTable
 
     if isinstance(table, CompatTable):
-        if families is None:
-            return table
-        from .compat.families import FamiliesError
-        from .loader import load_families
-
-        try:
-            return load_families(os.fspath(families), table)
-        except FamiliesError as exc:
-            raise CudadoctorError(str(exc)) from None
-    return load_table(table, families)
-
-
-def _facts(
-    host: Host, table: "CompatTable", driver: Optional[str], gpus: Sequence[str], nvml_timeout: float = NVML_TIMEOUT_S
-) -> "HostFacts":
-    from .host.whatif import WhatIfError, apply_what_if, check_what_if
-    from .model.snapshot import SnapshotError, snapshot_from_dict
-
-    try:
-        check_what_if(driver, gpus, table)
-    except WhatIfError as exc:
-        raise CudadoctorError(str(exc)) from None
-    try:
-        if host is None:
-            from .probe.host import probe_host
-
-            facts = probe_host(nvml_timeout=_nvml_bound(nvml_timeout))
-        elif isinstance(host, Mapping):
-            # A round trip through JSON: a dict built by hand is read exactly as a file would be.
-            facts = snapshot_from_dict(json.loads(json.dumps(host)))
-        else:
-            from .loader import load_snapshot
-
-            facts = load_snapshot(os.fspath(host))
-    except SnapshotError as exc:
-        raise CudadoctorError(str(exc) if not isinstance(host, Mapping) else f"snapshot: {exc}") from None
-    if not (driver or gpus):
-        return facts
-    return apply_what_if(facts, table, driver, tuple(gpus))
+        if config is not None:
+            raise CudadoctorError("give config= to load_table(), or a table= that is not a loaded table, not both")
+        return add_families(table, os.fspath(families)) if families is not None else table
+    return assemble_table(_path(table), _path(families), _path(config))

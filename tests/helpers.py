@@ -53,7 +53,7 @@ def core_check(facts, table=None, image_facts=None, only=None, **request_values:
     """The pure entry point, as the fleet and the Python API call it: ``only`` names the checks to
     run (all of them by default); ``request_values`` are resolve_request's (torch=, image=, ...)."""
     from cudadoctor.doctor import check, resolve_request
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
     from cudadoctor.rules import CHECKS
 
     table = table or load_table()

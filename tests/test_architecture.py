@@ -1,8 +1,8 @@
 """The package's layering, read from its source with ``ast`` (nothing is imported or executed).
 
 The data flow is model -> compat -> host -> rules -> recommend -> doctor -> fleet, with probe (all host
-and Docker I/O), loader (the one reader of user-named files), report (all output) and cli
-(click) around it. The checker is ``find_violations``, a plain function over ``(path, source)``
+and Docker I/O), app (the one room where inputs are assembled: the reader of user-named files, the
+overlay, the atomic writer), report (all output) and cli (click) around it. The checker is ``find_violations``, a plain function over ``(path, source)``
 pairs, so the self-tests at the bottom can prove it fires on synthetic modules.
 """
 
@@ -36,16 +36,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "fleet": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
     "about": frozenset(),  # __version__ alone
     "probe": frozenset({"model", "about"}),
-    "loader": frozenset({"model", "compat", "overlay", "files"}),
-    # The table overlay in the user cache (`table update`): reads and writes that one file.
-    "overlay": frozenset({"model", "compat", "files"}),
-    # Files cudadoctor writes, replaced atomically (probe --output, the overlay).
-    "files": frozenset({"model"}),
+    # The input room: the user-file loader, the table overlay, the atomic writer, and the assembly
+    # of every input a command reads (table, families, config, request, host facts, today), which
+    # both cli and api call. It resolves the request (doctor.request) and probes the host (probe).
+    "app": frozenset({"model", "compat", "host", "doctor", "probe"}),
     # report renders every result, the fleet's too (report/fleet_text.py); fleet never imports report.
     "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "loader", "overlay", "files", "report", "about"}),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "app", "report", "about"}),
     # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
-    "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "loader", "overlay", "report", "about"}),
+    "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "app", "report", "about"}),
     ROOT: frozenset({"about", "api"}),  # api only lazily, through the package's __getattr__
     MAIN: frozenset({"cli"}),
 }

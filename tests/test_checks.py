@@ -6,7 +6,7 @@ from __future__ import annotations
 from helpers import core_check, host
 
 from cudadoctor.doctor import check, resolve_request
-from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.app.loader import load_snapshot, load_table
 from cudadoctor.rules import CHECKS, GROUPS
 from cudadoctor.rules.context import Check
 

@@ -94,7 +94,7 @@ def _hosts(doc: Any) -> list[FleetHost]:
 
 def test_each_group_is_checked_once_and_matches_a_single_host_check():
     from cudadoctor.doctor import resolve_request
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     table = load_table()
     request = resolve_request(table)
@@ -312,7 +312,7 @@ def test_node_affinity_driver_floor_on_new_nodes():
     """A node the fleet has never seen is placed by its labels: one revision under the floor is out."""
     from cudadoctor.doctor import resolve_request
     from cudadoctor.fleet.affinity import node_affinity
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     table = load_table()
     request = resolve_request(table, torch="2.11", variant="cu128")

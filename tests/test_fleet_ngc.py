@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_table
 from fleet_nodes import gfd_labels, node, node_list
 from helpers import invoke
 

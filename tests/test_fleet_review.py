@@ -47,7 +47,7 @@ def test_the_group_verdict_is_the_single_host_verdict_on_that_platform() -> None
     from cudadoctor.doctor import resolve_request
     from cudadoctor.fleet.judge import judge_fleet
     from cudadoctor.fleet.sources import FleetHost, hosts_in
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     table = load_table()
     hosts = [h for h in hosts_in(t4_pair(), "n.json", "n") if isinstance(h, FleetHost)]
@@ -122,7 +122,7 @@ def _features(lines: list[str]) -> dict[str, str]:
 
 def test_nfd_writes_no_variant_where_the_default_target_fails() -> None:
     from cudadoctor.fleet.nfd import nfd_features
-    from cudadoctor.loader import load_snapshot, load_table
+    from cudadoctor.app.loader import load_snapshot, load_table
 
     table = load_table()
     failing = _features(nfd_features(load_snapshot(host("t4-470")), table))
@@ -140,7 +140,7 @@ def test_nfd_writes_no_variant_where_the_default_target_fails() -> None:
 
 
 def test_stdin_beyond_the_cap_is_refused_without_reading_to_its_end() -> None:
-    from cudadoctor.loader import MAX_FILE_BYTES
+    from cudadoctor.app.loader import MAX_FILE_BYTES
 
     proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "fleet", "-"], cwd=REPO_ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -183,7 +183,7 @@ def test_stdin_that_is_not_utf8_is_one_line_exit_2() -> None:
 
 
 def test_read_stdin_reads_at_most_one_byte_past_the_cap() -> None:
-    from cudadoctor.loader import MAX_FILE_BYTES, read_stdin
+    from cudadoctor.app.loader import MAX_FILE_BYTES, read_stdin
 
     class Counting(io.BytesIO):
         asked: list[int] = []
@@ -204,7 +204,7 @@ def test_read_stdin_reads_at_most_one_byte_past_the_cap() -> None:
 
 def test_torch_help_names_the_real_default() -> None:
     from cudadoctor.doctor import resolve_request
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     table = load_table()
     assert resolve_request(table).release.version == table.newest_release.version

@@ -90,7 +90,7 @@ def test_snapshot_validator_quotes_briefly(tmp_path: Path, value: str) -> None:
 
 
 def _table() -> dict:
-    from cudadoctor.loader import default_table_path
+    from cudadoctor.app.loader import default_table_path
 
     return json.loads(Path(default_table_path()).read_text())
 
@@ -229,7 +229,7 @@ def test_special_files_are_refused_without_blocking(tmp_path: Path, option: str,
 
 
 def test_a_file_over_the_size_cap_is_refused(tmp_path: Path) -> None:
-    from cudadoctor import loader
+    from cudadoctor.app import loader
 
     path = tmp_path / "big.json"
     with open(path, "wb") as handle:

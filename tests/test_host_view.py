@@ -7,7 +7,7 @@ import copy
 from helpers import host
 
 from cudadoctor.host.view import HostView
-from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.app.loader import load_snapshot, load_table
 from cudadoctor.model.record import replace
 from cudadoctor.model.versions import ComputeCapability, CudaVersion, DriverVersion
 

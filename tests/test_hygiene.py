@@ -122,7 +122,7 @@ def test_shell_scripts_split_as_a_shell_would():
 
 def _run(hygiene: ImageHygiene) -> list[str]:
     from cudadoctor.host.view import HostView
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
     from cudadoctor.model.facts import HostFacts
     from cudadoctor.rules.context import CheckContext
 

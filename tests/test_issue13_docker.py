@@ -14,7 +14,7 @@ import pytest
 
 import docker_daemon
 import nvml_stub
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_table
 from sysroot import make_sysroot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from helpers import core_check, host
 
 from cudadoctor.host import view as host_view
 from cudadoctor.host.whatif import apply_what_if
-from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.app.loader import load_snapshot, load_table
 from cudadoctor.model.facts import GpuFacts
 
 SPECS = ["A100", "H100", "8.6", "T4", "V100", "RTX 4090", "K80", "GTX 1080 Ti", "3.7", "12.0"]

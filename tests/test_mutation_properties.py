@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hardening import Outcome, run_main
 from helpers import HOSTS, REPO_ROOT, host
 
-from cudadoctor.loader import default_table_path
+from cudadoctor.app.loader import default_table_path
 from cudadoctor.model.text import LINE_LIMIT
 
 HOST_FILES = sorted(HOSTS.glob("*.json"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.app.loader import load_snapshot, load_table
 from helpers import core_check, host, invoke
 
 TABLE = load_table()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cudadoctor.loader import load_snapshot, load_table
+from cudadoctor.app.loader import load_snapshot, load_table
 from cudadoctor.model.record import replace
 from helpers import core_check, host, invoke
 

@@ -27,7 +27,7 @@ import pytest
 from cudadoctor.compat.ngc import DERIVED, RELEASE_NOTES, UNVERIFIED
 from cudadoctor.compat.table import TableError
 from cudadoctor.compat.validate import parse_table
-from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.app.loader import default_table_path, load_table
 from cudadoctor.model.versions import CudaVersion, DriverVersion
 
 SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))

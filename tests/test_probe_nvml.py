@@ -379,7 +379,7 @@ def test_cli_probe_output_file_is_a_loadable_snapshot(fake_nvml_env, tmp_path):
     result = run_cli(["probe", "-o", str(snapshot)], fake_nvml_env(nvml_stub.eight_gpu_config()))
     assert result.returncode == 0, result.stderr
     load = (
-        "import sys; from cudadoctor.loader import load_snapshot; f = load_snapshot(sys.argv[1]); "
+        "import sys; from cudadoctor.app.loader import load_snapshot; f = load_snapshot(sys.argv[1]); "
         "print(len(f.gpus), f.driver.driver_version, f.gpus[7].compute_capability)"
     )
     loaded = subprocess.run([sys.executable, "-c", load, str(snapshot)], cwd=REPO_ROOT,

@@ -95,7 +95,7 @@ def _writer_script(target: Path, sleep_in_fsync: float) -> str:
     # The real writer, made slow at one point (the fsync) so that a signal lands mid-write.
     return (
         "import os, sys, time\n"
-        "import cudadoctor.files as files\n"
+        "import cudadoctor.app.files as files\n"
         "real_fsync = os.fsync\n"
         "def slow_fsync(fd):\n"
         "    print('writing', flush=True)\n"

@@ -12,7 +12,7 @@ import pytest
 
 from cudadoctor.model.facts import HostFacts, SystemFacts
 from cudadoctor.recommend import recommend
-from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.app.loader import default_table_path, load_table
 from cudadoctor.model.versions import CudaVersion, DriverVersion
 from cudadoctor.host.view import HostView
 from cudadoctor.host.whatif import apply_what_if

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.loader import load_snapshot
+from cudadoctor.app.loader import load_snapshot
 from cudadoctor.model.runline import RunLineError, parse_gpus, parse_port, parse_run_line, parse_size
 from helpers import core_check, host, invoke
 

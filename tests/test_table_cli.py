@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from cudadoctor.compat.families import FamiliesError
-from cudadoctor.loader import load_families
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_families
+from cudadoctor.app.loader import load_table
 
 
 def _cli(*args, env_extra=None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_table
 from cudadoctor.model.versions import ComputeCapability as CC
 from cudadoctor.model.versions import CudaVersion, DriverVersion
 
@@ -389,7 +389,7 @@ def test_cu129_wheels_are_on_record_for_linux_only():
 
 
 def table_platforms(version, name):
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     return load_table().release(version).variant(name).platforms
 
@@ -406,6 +406,6 @@ def test_cudnn_of_release_matrix_variants(version, name, cudnn):
 
 
 def table_variant(version, name):
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     return load_table().release(version).variant(name)

@@ -3,7 +3,7 @@ an input (the request's date, else the facts' probe time), so these tests pin it
 
 from __future__ import annotations
 
-from cudadoctor.loader import load_table
+from cudadoctor.app.loader import load_table
 from cudadoctor.model.facts import HostFacts, TorchFacts
 from helpers import core_check, host, invoke
 

@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 from cudadoctor.compat.wheel_index import IndexPageError, infer_from, page_filenames, torch_wheels
-from cudadoctor.loader import default_table_path
+from cudadoctor.app.loader import default_table_path
 
 SHIPPED = json.loads(Path(default_table_path()).read_text())
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "cudadoctor" / "schemas" / "table_update.schema.json").read_text())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudadoctor.compat.table import TableError
-from cudadoctor.loader import default_table_path, load_table
+from cudadoctor.app.loader import default_table_path, load_table
 
 SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
 
@@ -179,7 +179,7 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
 def test_default_target_is_the_newest_release(tmp_path):
     # The default target is the newest release with a verified variant, even when others of its variants are
     # unverified: the recommendation says which and how sure it is, instead of falling back to an older release.
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
 
     table = load_table()
     assert table.default_release is table.newest_release

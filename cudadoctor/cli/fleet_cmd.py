@@ -19,14 +19,14 @@ if TYPE_CHECKING:
 def _stdin_text() -> str:
     if sys.stdin is None or sys.stdin.isatty():  # a waiting prompt would look like a hang
         raise InputError("SOURCE - reads standard input, which is a terminal: pipe a node list or snapshot into it")
-    from ..loader import read_stdin
+    from ..app.loader import read_stdin
 
     return read_stdin(InputError)  # capped like a named file (loader.MAX_FILE_BYTES)
 
 
 def _read(path: str) -> str:
     from ..fleet.sources import SourceError
-    from ..loader import read_user_file
+    from ..app.loader import read_user_file
 
     return read_user_file(path, "fleet source", SourceError)
 
@@ -49,7 +49,7 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
     """Every host of every source. A named file that cannot be read is an InputError; inside a
     directory (or a node list) a bad entry is one problem and the rest are still read."""
     from ..fleet.sources import SnapshotCache, SourceError, SourceProblem, decode_source
-    from ..loader import json_files_under
+    from ..app.loader import json_files_under
 
     cache = SnapshotCache()
 

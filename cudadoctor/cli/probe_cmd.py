@@ -34,8 +34,8 @@ def probe(
         _print_nfd(as_json or bool(output), torch_runtime, nvml_timeout)
         return
     if output:
-        from ..files import OutputError
-        from ..loader import check_output_target
+        from ..app.files import OutputError
+        from ..app.loader import check_output_target
 
         try:  # before probing: a wrong target is reported at once, and nothing is written to it
             check_output_target(output, force)
@@ -43,7 +43,7 @@ def probe(
             raise InputError(str(exc)) from None
     data = snapshot_to_dict(probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout))
     if output:
-        from ..files import OutputError, write_atomically
+        from ..app.files import OutputError, write_atomically
 
         try:
             write_atomically(output, json.dumps(data, indent=2) + "\n")

@@ -13,7 +13,7 @@ from .errors import InputError
 @click.argument("name", required=False, metavar="NAME")
 def schema(name: Optional[str]) -> None:
     """Print the JSON Schema of a JSON output (check, probe, recommend, table, ...)."""
-    from ..loader import schema_names, schema_text
+    from ..app.loader import schema_names, schema_text
 
     names = schema_names()
     if name is None:

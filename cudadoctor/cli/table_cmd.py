@@ -103,7 +103,7 @@ def _resolve_gpu_name(loaded: Any, name: str) -> Any:
 def update(index_url: str | None, timeout: float, dry_run: bool, clear: bool, as_json: bool) -> None:
     """Refresh the table from PyTorch's wheel index: new releases, variants and platforms, written as an
     overlay to the user cache that every later command merges over the shipped table."""
-    from ..overlay import clear_overlay, overlay_path
+    from ..app.overlay import clear_overlay, overlay_path
 
     where = overlay_path()
     if clear:

@@ -16,8 +16,8 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     from ..compat.table import TableError
     from ..compat.validate import parse_table
     from ..compat.wheel_index import ACCEPT, IndexPageError, derive_overlay, merge_overlay, overlay_changes, page_filenames
-    from ..loader import default_table_path, load_table
-    from ..overlay import read_overlay, write_overlay
+    from ..app.loader import default_table_path, load_table
+    from ..app.overlay import read_overlay, write_overlay
     from ..probe.wheel_index import IndexFetchError, fetch_page
 
     try:
@@ -47,7 +47,7 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     before = set(overlay_changes(previous)) if previous is not None and _usable(previous) else set()
     new = [line for line in changes if line not in before]
     if not dry_run:
-        from ..files import OutputError
+        from ..app.files import OutputError
 
         try:
             write_overlay(overlay, where)

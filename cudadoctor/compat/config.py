@@ -1,6 +1,6 @@
 """A team's defaults, from a TOML config file (``--config FILE``, else
 ``$XDG_CONFIG_HOME/cudadoctor/config.toml``, else ``~/.config/cudadoctor/config.toml``). Pure:
-the loader reads the file (cudadoctor.loader.load_config); applying it to a table is
+the loader reads the file (cudadoctor.app.loader.load_config); applying it to a table is
 :func:`apply_config`. Every key is optional::
 
     family = "pytorch-cuda"                                  # the default image family

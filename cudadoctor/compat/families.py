@@ -1,5 +1,5 @@
 """Image families a user defines in a TOML file (--families FILE or $CUDADOCTOR_FAMILIES). Pure: the
-loader reads the file (cudadoctor.loader.load_families).
+loader reads the file (cudadoctor.app.loader.load_families).
 
 A families file adds repositories whose tags follow a template, checked against the table like the
 shipped families::

@@ -3,7 +3,7 @@ recommender ask. Pure.
 
 ``data/compat_table.json`` is the product. The consistency rules a table must meet (each naming
 the bad entry when it breaks) live in :mod:`cudadoctor.compat.validate`; reading the file is
-:func:`cudadoctor.loader.load_table`.
+:func:`cudadoctor.app.loader.load_table`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The versioned JSON form of HostFacts (a host snapshot), both ways. Pure: text or parsed JSON in,
-facts out; reading the file is the loader's job (cudadoctor.loader.load_snapshot).
+facts out; reading the file is the loader's job (cudadoctor.app.loader.load_snapshot).
 
 Snapshots round-trip exactly, so a host probed on one machine can be checked on another. Unknown
 keys are ignored, so a snapshot written by a newer version of the same schema still loads.

@@ -9,7 +9,7 @@ import os
 import stat
 from typing import Any
 
-from .model.text import shown_path
+from ..model.text import shown_path
 
 
 class OutputError(Exception):

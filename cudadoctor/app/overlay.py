@@ -12,7 +12,7 @@ import os
 
 from typing import Any, Mapping, Optional
 
-from .compat.table import TableError
+from ..compat.table import TableError
 from .files import OutputError, write_atomically
 
 CACHE_ENV = "CUDADOCTOR_CACHE"
@@ -85,7 +85,7 @@ def with_overlay(data: Any) -> tuple[Any, Optional[str]]:
         return data, None
     # Imported only when there is an overlay: the index reader needs html.parser and packaging,
     # which a plain `check` has no use for (they cost it several milliseconds of start-up).
-    from .compat.wheel_index import merge_overlay
+    from ..compat.wheel_index import merge_overlay
 
     try:
         return merge_overlay(data, overlay), where

@@ -14,14 +14,14 @@ import re
 import stat
 from typing import TYPE_CHECKING, Any, BinaryIO, Mapping, Optional
 
-from .compat.table import CompatTable, TableError
-from .model.facts import HostFacts
-from .model.snapshot import SnapshotError, decode_snapshot, json_value_problem, refuse_json_constant
+from ..compat.table import CompatTable, TableError
+from ..model.facts import HostFacts
+from ..model.snapshot import SnapshotError, decode_snapshot, json_value_problem, refuse_json_constant
+from ..model.text import escape_control, has_lone_surrogate, shown_path
 from .files import OutputError
-from .model.text import escape_control, has_lone_surrogate, shown_path
 
 if TYPE_CHECKING:
-    from .compat.config import Config
+    from ..compat.config import Config
 
 TABLE_ENV = "CUDADOCTOR_TABLE"
 FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
@@ -121,9 +121,14 @@ def _lone_surrogate_path(data: Any, path: str = "$") -> Optional[str]:
     return None
 
 
+def _package_dir() -> str:
+    """cudadoctor/ itself (this module lives in cudadoctor/app/)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def default_table_path() -> str:
     """The shipped table: inside the installed package, or at the top of a source checkout."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = _package_dir()
     for candidate in (
         os.path.join(here, "data", "compat_table.json"),
         os.path.join(os.path.dirname(here), "data", "compat_table.json"),
@@ -147,7 +152,7 @@ def families_path(path: Optional[str] = None, environ: Optional[Mapping[str, str
 
 def load_table(path: Optional[str] = None) -> CompatTable:
     """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
-    from .compat.validate import parse_table, reject_duplicate_keys
+    from ..compat.validate import parse_table, reject_duplicate_keys
 
     explicit = path or os.environ.get(TABLE_ENV)
     path = table_path(path)
@@ -181,7 +186,7 @@ def load_table(path: Optional[str] = None) -> CompatTable:
 
 def load_families(path: str, table: CompatTable) -> CompatTable:
     """The table with the families of a TOML file added after its own; raises FamiliesError."""
-    from .compat.families import FamiliesError, parse_families  # only when a families file is given
+    from ..compat.families import FamiliesError, parse_families  # only when a families file is given
 
     return parse_families(read_user_file(path, "families file", FamiliesError), table, path)
 
@@ -202,7 +207,7 @@ def load_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]]
     where = config_path(path, environ)
     if not path and not os.path.exists(where):
         return None
-    from .compat.config import ConfigError, parse_config
+    from ..compat.config import ConfigError, parse_config
 
     text = read_user_file(where, "config", ConfigError)
     here = os.path.dirname(os.path.abspath(where))
@@ -222,7 +227,7 @@ def check_output_target(path: str, force: bool = False) -> None:
     """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
     device or a directory always, and an existing file that is not a cudadoctor snapshot unless
     ``force``."""
-    from .model.snapshot import SNAPSHOT_KIND
+    from ..model.snapshot import SNAPSHOT_KIND
 
     shown = shown_path(path)
     try:
@@ -267,7 +272,7 @@ SCHEMA_SUFFIX = ".schema.json"
 
 def schemas_dir() -> str:
     """The JSON Schemas shipped in the package (cudadoctor/schemas/<name>.schema.json)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+    return os.path.join(_package_dir(), "schemas")
 
 
 def schema_names() -> list[str]:
