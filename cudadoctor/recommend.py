@@ -111,19 +111,23 @@ def fit_tier(host: HostView, release: PytorchRelease, name: str) -> Optional[str
     return None if tier == TOO_OLD else tier
 
 
-def build_fix(host: HostView, release: PytorchRelease, name: str) -> str:
-    """What would let this host run the variant, in words (for a host a fleet-wide build leaves out)."""
+def build_fix(host: HostView, release: PytorchRelease, name: str) -> tuple[str, str]:
+    """(what would let this host run the variant, in words; the finding code that says why it does
+    not), for a host a fleet-wide build leaves out."""
     variant, unavailable = _platform_variant(host, release, name)
     if variant is None:
-        return f"PyTorch {release.version} {name} is {unavailable or 'not recorded'}: it cannot run here"
-    blockers = _gpu_blockers(host, variant)
-    if blockers:
-        return f"no driver makes PyTorch {release.version} {name} run here: {'; '.join(blockers)}"
+        return f"PyTorch {release.version} {name} is {unavailable or 'not recorded'}: it cannot run here", "gpu-arch-unrecorded"
+    blocked = {(gpu.name or "unknown model", cc.sm, why) for gpu, cc, why in _blocked_gpus(host, variant)}
+    if blocked:
+        words = {"toolkit": f"CUDA {variant.cuda.major_minor} cannot build for it", "not-built": "its wheels carry no code for it",
+                 "ptx-minor-compat": "only PTX, which this driver cannot JIT-compile"}
+        what = "; ".join(f"{gpu} ({sm}): {words.get(why, why)}" for gpu, sm, why in sorted(blocked))
+        return f"no driver makes PyTorch {release.version} {name} run on {what}", "gpu-arch-not-built"
     support = host.support(variant.cuda)
     floor = support.compat_min or support.full_min
     if support.tier == TOO_OLD and floor is not None:
-        return f"upgrade the NVIDIA driver to >= {floor} to run {name}"
-    return f"PyTorch {release.version} {name} runs here as far as the build decides"
+        return f"upgrade the NVIDIA driver to >= {floor} to run {name}", "driver-too-old"
+    return f"PyTorch {release.version} {name} runs here as far as the build decides", ""
 
 
 def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
@@ -252,7 +256,7 @@ def _no_driver(host: HostView, release: PytorchRelease, family: ImageFamily) -> 
         floor = host.table.minor_compat_floor(variant.cuda.major)
         least = floor.min_driver_linux if floor is not None else (full.min_driver_linux if full is not None else None)
         if least is not None:
-            text = f"install an NVIDIA driver >= {least}: PyTorch {newest.version}'s {variant.name} build needs it"
+            text = f"PyTorch {newest.version}'s newest build ({variant.name}) needs an NVIDIA driver >= {least}"
             if full is not None and full.min_driver_linux != least:
                 text += f" (>= {full.min_driver_linux} for full CUDA {variant.cuda.major_minor} support)"
             words.append(text)

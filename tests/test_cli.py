@@ -15,7 +15,7 @@ from helpers import host, invoke, run_cli
 def test_recommend_tag_prints_only_the_reference():
     run = invoke("recommend", "--image", "--format", "tag", "--snapshot", host("h100-550"), "--torch", "2.5")
     assert run.exit_code == 0
-    assert run.stdout == "pytorch-cuda:v2.5-cu124\n"
+    assert run.stdout == "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\n"  # PyTorch's own image: pullable as printed
 
 
 def test_recommend_wheel_index_url():
@@ -29,7 +29,7 @@ def test_recommend_json_has_image_variant_and_reasons():
     data = run.json()
     assert data["schema"] == 1
     rec = data["recommendation"]
-    assert (rec["image"], rec["variant"], rec["support"]) == ("pytorch-cuda:v2.5-cu118", "cu118", "full")
+    assert (rec["image"], rec["variant"], rec["support"]) == ("pytorch/pytorch:2.5.1-cuda11.8-cudnn9-runtime", "cu118", "full")
     assert {r["variant"] for r in rec["rejected"]} == {"cu121", "cu124"}
 
 
@@ -43,7 +43,7 @@ def test_recommend_nothing_fits_exit_1_reason_on_stderr():
 def test_recommend_text_for_people():
     run = invoke("recommend", "--image", "--snapshot", host("rtx5090-570"), "--torch", "2.8")
     assert run.exit_code == 0
-    assert "pytorch-cuda:v2.8-cu128" in run.stdout and "cu126" in run.stdout
+    assert "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime" in run.stdout and "cu126" in run.stdout
 
 
 @pytest.mark.parametrize(

@@ -25,14 +25,27 @@ def test_a_repository_prefix_names_the_team_registry(tmp_path: Path) -> None:
     data = invoke("recommend", "--config", config, "--format", "json", "--torch", "2.11", "--snapshot", host("h100-550")).json()
     assert data["recommendation"]["image"] == "registry.example.com/ml/pytorch-cuda:v2.11-cu129"
     text = invoke("check", "--config", config, "--torch", "2.11", "--snapshot", host("h100-550")).stdout
-    assert "naming convention" not in text  # the team mirrors them: no note
+    assert "tags are a convention" not in text  # the team mirrors them: no note
     tag = invoke("recommend", "--config", config, "--format", "tag", "--torch", "2.11", "--snapshot", host("h100-550"))
     assert tag.stdout == "registry.example.com/ml/pytorch-cuda:v2.11-cu129\n"
 
 
-def test_the_convention_note_appears_once_without_a_config() -> None:
-    text = invoke("check", "--torch", "2.11", "--snapshot", host("h100-550")).stdout
-    assert text.count("naming convention") == 1 and "--family pytorch/pytorch" in text
+def test_the_convention_note_appears_once_for_unprefixed_convention_tags_and_never_by_default() -> None:
+    text = invoke("check", "--torch", "2.11", "--family", "pytorch-cuda", "--snapshot", host("h100-550")).stdout
+    assert text.count("tags are a convention") == 1 and "--family pytorch/pytorch" in text
+    assert max(len(line) for line in text.splitlines() if "convention" in line) <= 130  # one line
+    default = invoke("check", "--torch", "2.11", "--snapshot", host("h100-550")).stdout
+    assert "convention" not in default and "pytorch/pytorch:2.11.0-cuda12.9-cudnn9-runtime" in default
+
+
+def test_a_repository_without_a_family_keeps_naming_the_convention_tags(tmp_path: Path) -> None:
+    """Configs written when pytorch-cuda was the default family keep naming the images they name."""
+    config = write(tmp_path / "c.toml", 'repository = "registry.example.com/ml/pytorch-cuda"\n')
+    tag = invoke("recommend", "--config", config, "--format", "tag", "--driver", "535.104.05", "--gpu", "A100")
+    assert tag.exit_code == 0 and tag.stdout.startswith("registry.example.com/ml/pytorch-cuda:v2.")
+    mirror = write(tmp_path / "m.toml", 'family = "pytorch/pytorch"\nrepository = "mirror.example.com/pytorch/pytorch"\n')
+    tag = invoke("recommend", "--config", mirror, "--format", "tag", "--driver", "535.104.05", "--gpu", "A100")
+    assert tag.stdout == "mirror.example.com/pytorch/pytorch:2.13.0-cuda12.6-cudnn9-runtime\n"
 
 
 def test_the_default_family_and_the_flag_that_overrides_it(tmp_path: Path) -> None:
@@ -57,7 +70,7 @@ def test_the_default_file_is_read_from_xdg_config_home_then_home(tmp_path: Path)
     assert run_cli(*args, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")}).stdout.startswith("xdg.example.com/")
     assert run_cli(*args, env={"XDG_CONFIG_HOME": "", "HOME": str(tmp_path / "home")}).stdout.startswith("home.example.com/")
     # No file at all: the shipped defaults.
-    assert run_cli(*args, env={"XDG_CONFIG_HOME": str(tmp_path / "empty")}).stdout.startswith("pytorch-cuda:")
+    assert run_cli(*args, env={"XDG_CONFIG_HOME": str(tmp_path / "empty")}).stdout.startswith("pytorch/pytorch:")
 
 
 def test_table_and_families_files_relative_to_the_config(tmp_path: Path) -> None:

@@ -132,16 +132,18 @@ def test_fleet_json_groups_verdicts_fixes_and_answer(tmp_path):
     groups = by_host(doc)
     v100 = groups["v100-470-0"]
     assert v100["verdict"] == "fail" and "driver-too-old" in v100["findings"]
-    assert v100["fix"].startswith("upgrade the NVIDIA driver to >= ")
+    assert v100["fix"].startswith("use PyTorch 2.7 cu118")  # the answer's: the release that runs there
+    assert v100["answer"]["other_fixes"][0]["text"].startswith("upgrade the NVIDIA driver to >= ")  # or, for 2.11
     assert v100["count"] == 3 and v100["hosts"] == ["v100-470-0", "v100-470-1", "v100-470-2"]
     assert "gpu-health" in v100["missing"]  # label-read hosts say what they do not know
     assert groups["k80-470-0"]["fix"].startswith("use PyTorch ")
     assert groups["h100-580-0"]["recommendation"]["variant"] == "cu130"
     answer = doc["fleet_recommendation"]
     assert answer["hosts"] == 27 and answer["of"] == 33
-    assert answer["image"].endswith(answer["variant"])
+    assert answer["torch"] == "2.11" and answer["image"] == f"pytorch/pytorch:2.11.0-cuda{answer['cuda']}-cudnn9-runtime"
     left = {name for entry in answer["left_out"] for name in entry["hosts"]}
     assert left == {f"{p}-{i}" for p in ("v100-470", "k80-470") for i in range(3)}
+    assert all(entry["fix"] and entry["findings"] for entry in answer["left_out"])  # each with the change that brings it in
     # The answer is the candidate reaching the most hosts.
     assert answer["hosts"] == max(c["hosts"] for c in doc["candidates"])
 

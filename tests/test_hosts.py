@@ -35,8 +35,9 @@ CASES = [
     ("k80-470", "2.5", "cu118", "warn", 0, {"driver-minor-compat", "gpu-arch-ok"}),
     ("v100-h100-550", "2.8", "cu129", "warn", 0, {"driver-minor-compat", "gpu-arch-ok"}),
     ("no-gpu-550", "2.8", None, "fail", 1, {"no-gpu", "nvml-ok"}),
-    ("no-driver", "2.8", "cu129", "fail", 1, {"nvml-library-missing"}),
-    ("driver-mismatch", "2.8", "cu129", "fail", 1, {"nvml-driver-mismatch"}),
+    # No driver (or one NVML cannot read), no GPU, no what-if: no CUDA build can be named.
+    ("no-driver", "2.8", None, "fail", 1, {"nvml-library-missing"}),
+    ("driver-mismatch", "2.8", None, "fail", 1, {"nvml-driver-mismatch"}),
 ]
 
 
@@ -52,7 +53,10 @@ def test_check_snapshot(name, torch, variant, verdict, status, codes):
         assert data["no_recommendation"]["why"]
     else:
         assert data["recommendation"]["variant"] == variant
-        assert data["recommendation"]["image"] == f"pytorch-cuda:v{torch}-{variant}"
+        # The default family is PyTorch's own images: {full version}-cuda{X.Y}-cudnn9-runtime.
+        full = {"2.5": "2.5.1", "2.8": "2.8.0"}[torch]
+        cuda = f"{variant[2:-1]}.{variant[-1]}"
+        assert data["recommendation"]["image"] == f"pytorch/pytorch:{full}-cuda{cuda}-cudnn9-runtime"
     # Every finding carries the contract's keys, and nothing fails without a hint.
     for finding in data["findings"]:
         assert set(finding) >= {"code", "severity", "title", "detail", "hint", "source"}
@@ -108,4 +112,6 @@ def test_recommendation_explains_the_losers():
 def test_no_recommendation_suggests_older_release_for_kepler():
     data = invoke("check", "--snapshot", host("k80-470"), "--torch", "2.8", "--json").json()
     fixes = " ".join(data["no_recommendation"]["fixes"])
-    assert "PyTorch 2.7" in fixes and "cu118" in fixes
+    assert "PyTorch 2.7" in fixes
+    use = [a for a in data["no_recommendation"]["actions"] if a["action"] == "use-release"]
+    assert [(a["torch"], a["variant"]) for a in use] == [("2.7", "cu118")]

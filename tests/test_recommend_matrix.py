@@ -162,10 +162,10 @@ def test_aarch64_has_no_turing_code_from_2_12():
 
 
 def test_linux_only_patch_variant_is_never_offered_unverified():
-    rec = recommend(view("575.51.03", "RTX 4090", platform="windows"), TABLE.release("2.12"))
+    rec = recommend(view("575.51.03", "RTX 4090", platform="windows"), TABLE.release("2.12"), images=False)
     reasons = {r.variant: r.reason for r in rec.rejected}
     assert "not Windows" in reasons["cu129"]
-    rec = recommend(view("575.51.03", "RTX 4090", platform="linux-x86_64"), TABLE.release("2.12"))
+    rec = recommend(view("575.51.03", "RTX 4090", platform="linux-x86_64"), TABLE.release("2.12"), images=False)
     assert "unverified" in {r.variant: r.reason for r in rec.rejected}["cu129"]
     assert rec.unverified == ("cu129",)
 
@@ -175,7 +175,7 @@ def test_patch_only_variant_is_pinned_to_its_first_patch():
     import copy
 
     from cudadoctor.compat.validate import parse_table
-    from cudadoctor.report.payload import pip_command
+    from cudadoctor.doctor.answer import pip_command
 
     raw = copy.deepcopy(RAW)
     release = next(r for r in raw["pytorch_releases"] if r["version"] == "2.12")
@@ -183,11 +183,11 @@ def test_patch_only_variant_is_pinned_to_its_first_patch():
     cu129.update(arch_list=["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"], evidence="third-party")
     table = parse_table(raw, "patched")
     linux = HostView.of(apply_what_if(HostFacts(system=SystemFacts(os="linux", machine="x86_64")), table, "575.51.03", ["RTX 4090"]), table)
-    rec = recommend(linux, table.release("2.12"))
+    rec = recommend(linux, table.release("2.12"), images=False)  # wheels: 2.12 cu129 has no official image
     assert (rec.variant, rec.first_patch, rec.install_version) == ("cu129", "2.12.1", "2.12.1")
     assert pip_command(rec).startswith("pip install 'torch==2.12.1' --index-url ")
     windows = HostView.of(apply_what_if(HostFacts(system=SystemFacts(os="win32", machine="AMD64")), table, "575.51.03", ["RTX 4090"]), table)
-    assert recommend(windows, table.release("2.12")).variant != "cu129"
+    assert recommend(windows, table.release("2.12"), images=False).variant != "cu129"
 
 
 # Mixed hosts: every GPU must be covered (the oldest and the newest architecture both count).
@@ -252,7 +252,8 @@ def test_official_family_only_offers_published_images():
     rec = recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), official)
     assert rec.variant == "cu128"  # pytorch-cuda would give cu129, which has no official 2.9 image
     assert rec.image == "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime"
-    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9")).variant == "cu129"
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), images=False).variant == "cu129"  # the wheels
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9")).variant == "cu128"  # the default family: PyTorch's images
 
 
 def test_driver_cuda_cutoffs_match_table3():

@@ -104,7 +104,7 @@ def test_ptx_only_build_under_minor_compat_is_not_runnable(tmp_path):
     run, codes = findings("--table", str(path), "--torch", "2.9", "--driver", "560.35.03", "--gpu", "RTX 5090", "--variant", "cu128")
     assert codes["gpu-arch-not-built"]["severity"] == "fail"
     assert "minor-version compatibility cannot JIT-compile" in codes["gpu-arch-not-built"]["detail"]
-    rec = run_cli("recommend", "--image", "--format", "json", "--table", str(path), "--torch", "2.9", "--driver", "560.35.03", "--gpu", "RTX 5090")
+    rec = run_cli("recommend", "--wheel", "--format", "json", "--table", str(path), "--torch", "2.9", "--driver", "560.35.03", "--gpu", "RTX 5090")
     assert rec.exit_code == 1
     reasons = {r["variant"]: r["reason"] for r in rec.json()["no_recommendation"]["rejected"]}
     assert "cannot JIT-compile under minor-version compatibility" in reasons["cu129"]
@@ -214,7 +214,7 @@ def test_validate_and_table_together_is_a_usage_error():
 
 
 def test_no_fit_on_a_release_with_unverified_variants_says_so():
-    rec = run_cli("recommend", "--image", "--format", "json", "--torch", "2.15", "--driver", "580.65.06", "--gpu", "V100")
+    rec = run_cli("recommend", "--wheel", "--format", "json", "--torch", "2.15", "--driver", "580.65.06", "--gpu", "V100")
     assert rec.exit_code == 1
     no_fit = rec.json()["no_recommendation"]
     assert no_fit["unverified_variants"] == ["cu130"]

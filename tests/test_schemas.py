@@ -73,7 +73,7 @@ def test_a_document_missing_a_documented_key_is_rejected() -> None:
 
 
 def test_every_finding_has_every_key_and_fixes_are_data() -> None:
-    data = invoke("check", "--json", "--torch", "2.11", "--snapshot", host("t4-470")).json()
+    data = invoke("check", "--json", "--torch", "2.11", "--family", "pytorch-cuda", "--snapshot", host("t4-470")).json()
     for finding in data["findings"]:
         assert "gpu_index" in finding and isinstance(finding["actions"], list)
     too_old = next(f for f in data["findings"] if f["code"] == "driver-too-old")
@@ -103,7 +103,7 @@ def test_table_views_have_every_key(tmp_path) -> None:
 
 
 def test_an_arch_failure_names_the_release_to_use_as_data() -> None:
-    data = invoke("check", "--json", "--snapshot", host("k80-470")).json()
+    data = invoke("check", "--json", "--torch", "2.8", "--snapshot", host("k80-470")).json()
     arch = [f for f in data["findings"] if f["code"] == "gpu-arch-not-built"]
     assert arch and all(f["actions"][0]["action"] == "use-release" and f["actions"][0]["torch"] == "2.7" for f in arch)
     pinned = invoke("check", "--json", "--driver", "570.86.16", "--gpu", "RTX 5090", "--torch", "2.7", "--variant", "cu118").json()

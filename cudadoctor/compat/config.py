@@ -3,8 +3,9 @@
 the loader reads the file (cudadoctor.app.loader.load_config); applying it to a table is
 :func:`apply_config`. Every key is optional::
 
-    family = "pytorch-cuda"                                  # the default image family
+    family = "pytorch-cuda"                                  # the default image family (shipped: pytorch/pytorch)
     repository = "registry.example.com/ml/pytorch-cuda"      # where that family's images are pulled from
+                                                             # (without `family`: the pytorch-cuda family's)
     table = "/srv/cudadoctor/compat_table.json"              # instead of the shipped table
     families = ["/srv/cudadoctor/families.toml"]             # families files to add (a string or a list)
 
@@ -22,6 +23,7 @@ from .toml_text import load_toml
 from .table import CompatTable
 
 KEYS = ("family", "repository", "table", "families")
+CONVENTION_FAMILY = "pytorch-cuda"  # tags a team builds or mirrors itself, named by release and variant
 
 
 class ConfigError(ValueError):
@@ -76,7 +78,10 @@ def apply_config(table: CompatTable, config: Config) -> CompatTable:
     """The table with the config's default family first (the default) and its repository set."""
     if config.family is None and config.repository is None:
         return table
-    name = config.family or table.image_families[0].name
+    # A repository without a family is where a team builds or mirrors the convention family's tags
+    # (pytorch-cuda:v2.9-cu128, the default before PyTorch's own images were): configs written
+    # then keep naming the same images. A mirror of another family names it with `family`.
+    name = config.family or (CONVENTION_FAMILY if table.family(CONVENTION_FAMILY) is not None else table.image_families[0].name)
     ngc = table.ngc_family(name) if config.family is not None else None
     if ngc is not None:  # an NGC family as the default: --family ngc-pytorch unless --family says otherwise
         if config.repository is not None:

@@ -61,7 +61,8 @@ class Answer:
     verdict: str  # ok | warn | fail
     kind: str  # use | runs | fix-first | use-instead | fix
     problem: Optional[Finding]  # the failure the answer is about (the first that no other build avoids)
-    fixes: tuple[Fix, ...]  # the fix first; more only when nothing fits as the host is
+    # The fix first; more only when nothing fits as the host is. For use-instead: using the build.
+    fixes: tuple[Fix, ...]
     build: Optional[Build]  # the build to use (after the fixes, for fix-first)
     newest_that_runs: bool  # the build was chosen as the newest release that runs here (nothing asked for)
     # What would make the release that was asked for run ("Or, for PyTorch 2.15: ..."), when another is used.
@@ -156,6 +157,15 @@ def _recommendation_fixes(rec: Recommendation, skip: str = "") -> tuple[Fix, ...
     return tuple(Fix(text, "", (action,)) for text, action in zip(rec.fixes, rec.actions) if action.action != skip)
 
 
+def _use(rec: Recommendation, action: str) -> Fix:
+    """Using another build, as a fix (the fleet's words for a group the build asked for does not run on)."""
+    build = rec.image or f"{rec.variant} wheels"
+    return Fix(f"use PyTorch {rec.torch} {rec.variant} ({build})", "", (Action(
+        action, torch=rec.torch, variant=rec.variant, cuda=rec.cuda, image=rec.image, support=rec.support,
+        wheel_index_url=rec.wheel_index_url,
+    ),))
+
+
 def _newer(result: CheckResult) -> Optional[Fix]:
     finding = next((f for f in result.findings if f.code == "newer-release-available"), None)
     if finding is None:
@@ -197,9 +207,10 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
                 return answer(FIX_FIRST, problem, fixes, rec.alternative)
             return answer(FIX_FIRST, problem, fixes, None, without_cuda=_recommendation_fixes(rec, "make-gpu-visible"))
         if rec.found and not same:
-            return answer(USE_INSTEAD, problem, (), rec)
+            return answer(USE_INSTEAD, problem, (_use(rec, "use-variant"),), rec)
         if not rec.found and rec.alternative is not None:
-            return answer(USE_INSTEAD, problem, (), rec.alternative, other=_recommendation_fixes(rec, "use-release"))
+            return answer(USE_INSTEAD, problem, (_use(rec.alternative, "use-release"),), rec.alternative,
+                          other=_recommendation_fixes(rec, "use-release"))
         return answer(FIX, problem, _distinct_fixes(fails, rec), rec if rec.found else None)
     if rec.found and (target is None or same):
         return answer(USE, None, (), rec)

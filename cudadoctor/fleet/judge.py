@@ -269,7 +269,8 @@ def _build_coverage(
             codes = tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES)
             fix = group.fix
         else:
-            codes, fix = (), build_fix(view, release, name)
+            fix, code = build_fix(view, release, name)
+            codes = (code,) if code else ()
         left.append(LeftOut(group.names, FAIL, codes, fix))
     offered = name in request.family.variants_for(release)
     return Coverage(

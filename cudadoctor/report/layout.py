@@ -102,6 +102,14 @@ class Printer:
         empty = True
         for word in words:
             size = _width(word)
+            if self.width is not None and size > self.width - hanging and _unbreakable(word):
+                # A span that must stay whole (a command in backticks) and fits no indented line:
+                # alone at column 0, like a command (see command()).
+                if not empty:
+                    lines.append(current)
+                lines.append(list(word))
+                current, used, empty = [(" " * hanging, "")], hanging, True
+                continue
             if not empty and self.width is not None and used + 1 + size > self.width:
                 lines.append(current)
                 current, used, empty = [(" " * hanging, "")], hanging, True
@@ -111,10 +119,15 @@ class Printer:
             current.extend(word)
             used += size
             empty = False
-        lines.append(current)
+        if not empty or len(lines) == 0:
+            lines.append(current)
         for pieces in lines:
             self.console.print(Text.assemble(*pieces), soft_wrap=True)
 
     def command(self, command: str, indent: int = 2, style: str = "") -> None:
-        """A command a user copies: one line, never wrapped, whatever the width."""
+        """A command a user copies: one line, never wrapped, whatever the width; when it is wider
+        than the terminal it stands alone at column 0, so the terminal's own wrap starts each
+        continuation at the left edge and a triple-click still copies it whole."""
+        if self.width is not None and indent + len(command) > self.width:
+            indent = 0
         self.console.print(Text.assemble(" " * indent, (command, style)), soft_wrap=True)

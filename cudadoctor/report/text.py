@@ -110,11 +110,14 @@ def _build_words(build: Build, newest: bool = False) -> list[Segment]:
     return [(what, "bold green"), (f" ({about}){why}", "")]
 
 
-def _build_lines(out: Printer, lead: str, build: Build, newest: bool = False) -> None:
-    """"<lead> <build>" and the wheel's pip command under it."""
+def _build_lines(out: Printer, lead: str, build: Build, newest: bool = False, explained: Optional[str] = None) -> None:
+    """"<lead> <build>", the wheel's pip command under it, and minor-version compatibility
+    explained where the build relies on it."""
     out.line((lead, "bold"), (" ", ""), *_build_words(build, newest), hanging=2)
     if build.pip_command:
         out.command(build.pip_command)
+    if explained:
+        out.line((explained, ""), hanging=2)
 
 
 def render_findings(
@@ -227,13 +230,25 @@ def render_answer(out: Printer, result: CheckResult, answer: Answer) -> None:
     what the answer rests on that the table does not know (a --torch, installed torch or image
     release newer than it): part of the answer, so `-q` shows it too."""
     _render_verdict(out, result, answer)
-    if answer.explained:
-        out.line((answer.explained, ""), hanging=2)
     if answer.newer is not None:
         out.line(("Newer: ", "bold"), (answer.newer.text, ""), hanging=2, tail=[(answer.newer.code, "dim")])
     for f in result.findings:
         if f.code == "table-outdated":
             out.line(("Note: ", "bold"), (f"{f.title}; {f.hint[:1].lower()}{f.hint[1:]}", ""), hanging=6, tail=[(f.code, "dim")])
+
+
+def _without_cuda_line(out: Printer, fix: Fix) -> None:
+    """With no driver or GPU: what the newest build needs, planning and the CPU wheels, with the
+    commands whole on lines of their own."""
+    action = fix.actions[0].action if fix.actions else ""
+    if action == "plan-with-what-if":
+        out.line(("- ", "dim"), ("To plan for another machine, give its driver and GPU:", ""), indent=2, hanging=4)
+        out.command("cudadoctor check --driver VERSION --gpu MODEL", indent=4)
+    elif action == "use-cpu-wheels" and fix.actions[0].wheel_index_url:
+        out.line(("- ", "dim"), ("For CPU only:", ""), indent=2, hanging=4)
+        out.command(f"pip install torch --index-url {fix.actions[0].wheel_index_url}", indent=4)
+    else:
+        out.line(("- ", "dim"), (fix.text[:1].upper() + fix.text[1:], ""), indent=2, hanging=4)
 
 
 def _fix_line(out: Printer, fix: Fix, lead: str = "Fix: ", tail_code: bool = True) -> None:
@@ -260,13 +275,14 @@ def _render_verdict(out: Printer, result: CheckResult, answer: Answer) -> None:
         for fix in answer.fixes:
             _fix_line(out, fix, tail_code=fix.code != (answer.problem.code if answer.problem else ""))
         if build is not None:
-            _build_lines(out, "Then use:" if not answer.asked else f"Then use PyTorch {build.torch}:", build, answer.newest_that_runs)
+            _build_lines(out, "Then use:" if not answer.asked else f"Then use PyTorch {build.torch}:", build, answer.newest_that_runs,
+                         answer.explained)
         for fix in answer.without_cuda:
-            out.line(("- ", "dim"), (fix.text, ""), indent=2, hanging=4)
+            _without_cuda_line(out, fix)
         return
     if answer.kind == USE_INSTEAD and build is not None:
         lead = f"Use PyTorch {build.torch} instead:" if answer.asked else "Use instead:"
-        _build_lines(out, lead, build, answer.newest_that_runs)
+        _build_lines(out, lead, build, answer.newest_that_runs, answer.explained)
         for fix in answer.other:
             out.line((f"Or, for PyTorch {answer.asked}: {fix.text}", ""), hanging=2)
         return
@@ -275,12 +291,14 @@ def _render_verdict(out: Printer, result: CheckResult, answer: Answer) -> None:
         for fix in answer.fixes:
             _fix_line(out, fix, tail_code=several)
         if build is not None:
-            _build_lines(out, "Then use:", build)
+            _build_lines(out, "Then use:", build, explained=answer.explained)
         return
     if answer.kind == USE and build is not None:
         out.line(*label, (f"{count_words}: use ", ""), *_build_words(build, answer.newest_that_runs), hanging=2)
         if build.pip_command:
             out.command(build.pip_command)
+        if answer.explained:
+            out.line((answer.explained, ""), hanging=2)
         return
     if target is not None and target.origin == "--require":
         out.line(*label, (f"{count_words}: this host meets {', '.join(repr(r) for r in target.requirements)}", ""), hanging=2)
@@ -289,7 +307,7 @@ def _render_verdict(out: Printer, result: CheckResult, answer: Answer) -> None:
         out.line(*label, (f"{count_words}: {what} can run here", ""), hanging=2)
     if build is not None:
         lead = f"Best fit, PyTorch {build.torch}:" if answer.asked else "Best fit:"
-        _build_lines(out, lead, build, answer.newest_that_runs)
+        _build_lines(out, lead, build, answer.newest_that_runs, answer.explained)
 
 
 def render_check(console: Console, result: CheckResult, answer: Answer, verbosity: int = NORMAL) -> None:

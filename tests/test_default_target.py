@@ -1,0 +1,130 @@
+"""With no --torch, --variant or --image, every command judges the newest release this host runs
+(the newest that has an image, for --image), says so first, and reports what the newest release
+needs as a finding of its own; a target asked for is judged strictly. With no driver and no GPU
+(and no what-if), no CUDA build is named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import HOSTS, host, invoke
+
+# Hosts that run some release as they are: each passes (or warns) by default.
+RUNS_SOMETHING = ["a100-525", "gtx1080ti-580", "h100-535", "h100-550", "k80-470", "rtx4090-550", "rtx5090-570", "t4-470", "v100-h100-550"]
+BROKEN = ["driver-mismatch", "no-driver", "no-gpu-550"]
+
+
+def test_every_shipped_snapshot_is_either_runnable_or_broken() -> None:
+    assert sorted(RUNS_SOMETHING + BROKEN) == sorted(p.stem for p in HOSTS.glob("*.json"))
+
+
+@pytest.mark.parametrize("name", RUNS_SOMETHING)
+def test_a_host_that_runs_some_release_passes_by_default(name: str) -> None:
+    run = invoke("check", "--snapshot", host(name))
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.splitlines()[0].startswith("OK") and "the newest release that runs here" in run.stdout.splitlines()[0] + run.stdout.splitlines()[1]
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_a_broken_host_still_fails_by_default(name: str) -> None:
+    assert invoke("check", "--snapshot", host(name)).exit_code == 1
+
+
+def test_h100_on_550_runs_2_14_by_default_and_2_15_strictly_fails() -> None:
+    run = invoke("check", "--snapshot", host("h100-550"))
+    assert run.exit_code == 0 and "PyTorch 2.14" in run.stdout.splitlines()[0]
+    data = invoke("check", "--json", "--snapshot", host("h100-550")).json()
+    assert (data["target"]["torch"], data["target"]["variant"]) == ("2.14", "cu126")
+    newer = [f for f in data["findings"] if f["code"] == "newer-release-available"]
+    assert len(newer) == 1 and newer[0]["severity"] == "info"
+    assert newer[0]["actions"][0] == {**newer[0]["actions"][0], "action": "upgrade-driver", "min_driver": "580.65.06", "torch": "2.15"}
+    assert data["answer"]["newest_that_runs"] and data["recommendation"]["newest_release"]["torch"] == "2.15"
+    strict = invoke("check", "--snapshot", host("h100-550"), "--torch", "2.15")
+    assert strict.exit_code == 1
+    assert "newer-release-available" not in strict.stdout  # asked for: judged strictly, nothing chosen for it
+
+
+def test_the_newest_release_that_runs_is_not_judged_again_as_newer() -> None:
+    data = invoke("check", "--json", "--driver", "595.45.04", "--gpu", "H100").json()
+    assert data["target"]["torch"] == "2.15" and not any(f["code"] == "newer-release-available" for f in data["findings"])
+
+
+def test_a_gpu_no_release_after_2_7_carries_says_so_without_a_driver_fix() -> None:
+    data = invoke("check", "--json", "--snapshot", host("k80-470")).json()
+    newer = next(f for f in data["findings"] if f["code"] == "newer-release-available")
+    assert "has no build for these GPUs" in newer["title"] and newer["actions"] == []
+    assert data["target"]["torch"] == "2.7"
+
+
+def test_recommend_image_on_535_names_a_pullable_official_image() -> None:
+    run = invoke("recommend", "--image", "--driver", "535.104.05", "--gpu", "A100", "--format", "tag")
+    assert run.exit_code == 0
+    assert run.stdout == "pytorch/pytorch:2.13.0-cuda12.6-cudnn9-runtime\n"  # the newest release with an image that runs
+    wheel = invoke("recommend", "--wheel", "--driver", "535.104.05", "--gpu", "A100", "--format", "json").json()
+    assert wheel["recommendation"]["torch"] == "2.14"  # a wheel needs no image: 2.14 cu126
+
+
+def test_recommend_says_which_release_it_chose_and_what_the_newest_needs() -> None:
+    text = invoke("recommend", "--image", "--driver", "535.104.05", "--gpu", "A100").stdout
+    assert "PyTorch 2.13 is the newest release that runs here; PyTorch 2.15 needs driver >= 580.65.06" in text
+
+
+@pytest.mark.parametrize("fmt,flag", [("index-url", "--wheel"), ("tag", "--image")])
+def test_no_driver_no_gpu_gives_no_cuda_answer(fmt: str, flag: str) -> None:
+    run = invoke("recommend", flag, "--format", fmt, "--snapshot", host("no-driver"))
+    assert run.exit_code == 1 and run.stdout == ""
+    assert "no NVIDIA driver was found" in run.stderr and "580.65.06" in run.stderr and "/whl/cpu" in run.stderr
+
+
+def test_no_driver_report_says_what_is_missing_what_the_newest_needs_and_where_cpu_wheels_are() -> None:
+    data = invoke("check", "--json", "--snapshot", host("no-driver")).json()
+    assert data["recommendation"] is None
+    kinds = [f["actions"][0]["action"] for f in data["answer"]["without_cuda"]]
+    assert kinds == ["install-driver", "plan-with-what-if", "use-cpu-wheels"]
+    text = invoke("check", "--snapshot", host("no-driver")).stdout
+    assert "cudadoctor check --driver VERSION --gpu MODEL" in text and "pip install torch --index-url https://download.pytorch.org/whl/cpu" in text
+    # A plan for another machine still gets its answer.
+    plan = invoke("recommend", "--wheel", "--format", "index-url", "--snapshot", host("no-driver"), "--driver", "550.54.15", "--gpu", "H100")
+    assert plan.exit_code == 0 and plan.stdout.strip().endswith("/whl/cu126")
+
+
+def test_require_alone_judges_the_requirement_and_the_host_only() -> None:
+    ok = invoke("check", "--json", "--snapshot", host("h100-550"), "--require", "cuda>=12.4")
+    data = ok.json()
+    assert ok.exit_code == 0 and data["target"]["origin"] == "--require" and data["target"]["torch"] == ""
+    assert not any(f["code"] in ("driver-too-old", "newer-release-available") for f in data["findings"])
+    unmet = invoke("check", "--snapshot", host("h100-550"), "--require", "cuda>=12.8")
+    assert unmet.exit_code == 1 and "driver-too-old" not in unmet.stdout
+    assert "image-requirement-unsatisfied" in unmet.stdout or "requirement" in unmet.stdout.splitlines()[0]
+
+
+def test_the_fleet_answers_first_with_the_build_that_covers_most_hosts(tmp_path: Path) -> None:
+    run = invoke("fleet", str(HOSTS))
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("Fleet answer: pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime (PyTorch 2.7 cu118) runs on 8 of 12")
+    assert lines[1].strip() == "It leaves out 4:"
+    assert any("rtx5090-570: no driver makes PyTorch 2.7 cu118 run on" in line for line in lines[2:6])
+    doc = invoke("fleet", "--json", str(HOSTS)).json()
+    best = doc["fleet_recommendation"]
+    assert (best["torch"], best["variant"], best["hosts"]) == ("2.7", "cu118", 8)
+    # The newest release among those with the highest coverage.
+    tied = [c for c in doc["candidates"] if c["hosts"] == best["hosts"]]
+    assert max(tuple(int(p) for p in c["torch"].split(".")) for c in tied) == (2, 7)
+    assert doc["summary"]["fail"] == 3  # only the broken hosts fail: each other host runs its newest release
+
+
+def test_the_fleet_names_the_driver_floor_that_brings_a_group_in(tmp_path: Path) -> None:
+    snapshots = tmp_path / "s"
+    snapshots.mkdir()
+    for name in ("h100-550", "t4-470"):
+        (snapshots / f"{name}.json").write_text((HOSTS / f"{name}.json").read_text())
+    doc = invoke("fleet", "--json", str(snapshots), "--torch", "2.13").json()  # its images include cu126
+    best = doc["fleet_recommendation"]
+    assert best["hosts"] == 1
+    left = best["left_out"][0]
+    assert left["hosts"] == ["t4-470"] and left["fix"] == "upgrade the NVIDIA driver to >= 525.60.13 to run cu126"
+    assert left["findings"] == ["driver-too-old"]
+    assert json.dumps(doc)  # the document is plain JSON
