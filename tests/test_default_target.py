@@ -85,7 +85,8 @@ def test_no_driver_report_says_what_is_missing_what_the_newest_needs_and_where_c
     kinds = [f["actions"][0]["action"] for f in data["answer"]["without_cuda"]]
     assert kinds == ["install-driver", "plan-with-what-if", "use-cpu-wheels"]
     text = invoke("check", "--snapshot", host("no-driver")).stdout
-    assert "cudadoctor check --driver VERSION --gpu MODEL" in text and "pip install torch --index-url https://download.pytorch.org/whl/cpu" in text
+    assert "cudadoctor check --driver VERSION --gpu MODEL" in text
+    assert any(line.strip().startswith("pip install torch --index-url ") and line.endswith("/cpu") for line in text.splitlines())
     # A plan for another machine still gets its answer.
     plan = invoke("recommend", "--wheel", "--format", "index-url", "--snapshot", host("no-driver"), "--driver", "550.54.15", "--gpu", "H100")
     assert plan.exit_code == 0 and plan.stdout.strip().endswith("/whl/cu126")

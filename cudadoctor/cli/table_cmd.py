@@ -50,7 +50,8 @@ def table(ctx: click.Context, /, **options: Any) -> None:
         else:
             say(
                 f"{shown_path(validate_path)}: valid ({summary['cuda_releases']} CUDA driver rows, {summary['pytorch_releases']} PyTorch "
-                f"releases, {summary['gpus']} GPUs, {summary['image_families']} image families, {summary['sources']} sources)"
+                f"releases, {summary['gpus']} GPUs, {summary['image_families'] + summary['ngc_families']} image families "
+                f"({summary['ngc_families']} of them NGC), {summary['sources']} sources)"
             )
         return
     loaded = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])

@@ -219,6 +219,7 @@ def validation_summary(table: CompatTable) -> dict[str, Any]:
         "cuda_releases": len(table.cuda_releases),
         "pytorch_releases": len(table.pytorch_releases),
         "gpus": len(table.gpus),
-        "image_families": len(table.image_families),
+        "image_families": len(table.image_families),  # the wheel families; the NGC ones are counted apart
+        "ngc_families": len(table.ngc_families),
         "sources": len(table.sources),
     }
