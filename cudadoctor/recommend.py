@@ -318,7 +318,8 @@ def recommend(
             release,
             family,
             "the driver answers but no GPU is visible to CUDA here",
-            fixes=(["make a GPU visible (see the no-gpu finding), then run cudadoctor again"], [Action("make-gpu-visible")], None),
+            fixes=(["make a GPU visible to CUDA (`nvidia-smi` lists none; in a container, start the container with `docker run --gpus all IMAGE`), "
+                    "then run cudadoctor again"], [Action("make-gpu-visible")], None),
         )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []

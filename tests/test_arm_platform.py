@@ -34,17 +34,17 @@ def test_a_t4_on_arm_gets_no_build_that_lacks_turing_code(tmp_path: Path) -> Non
 
 def test_variants_with_only_an_x86_64_arch_list_are_not_offered_on_arm(tmp_path: Path) -> None:
     snapshot = arm_snapshot(tmp_path, "t4-470")
-    run = invoke("recommend", "--format", "json", "--torch", "2.7", "--snapshot", snapshot)
+    run = invoke("recommend", "--wheel", "--format", "json", "--torch", "2.7", "--snapshot", snapshot)
     assert run.exit_code == 1
     rejected = {r["variant"]: r["reason"] for r in run.json()["no_recommendation"]["rejected"]}
     assert rejected and all("no Linux aarch64 build of it is on record" in reason for reason in rejected.values())
-    x86 = invoke("recommend", "--format", "tag", "--torch", "2.7", "--snapshot", str(HOSTS / "t4-470.json"))
+    x86 = invoke("recommend", "--wheel", "--format", "index-url", "--torch", "2.7", "--snapshot", str(HOSTS / "t4-470.json"))
     assert x86.exit_code == 0 and x86.stdout.strip().endswith("cu118")
 
 
 def test_an_h100_on_arm_is_offered_the_arm_build(tmp_path: Path) -> None:
     snapshot = arm_snapshot(tmp_path, "h100-550")
-    rec = invoke("recommend", "--format", "json", "--torch", "2.14", "--snapshot", snapshot).json()["recommendation"]
+    rec = invoke("recommend", "--wheel", "--format", "json", "--torch", "2.14", "--snapshot", snapshot).json()["recommendation"]
     assert rec is not None and rec["platform"] == "linux-aarch64" and rec["variant"] == "cu126"
 
 

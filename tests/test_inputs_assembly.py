@@ -168,7 +168,7 @@ PRECEDENCE = {
     "config-table-is-read": ({}, (None, None, "config", None), ("error", "config-table.json")),
     # $CUDADOCTOR_TABLE wins over the config's table; the flag wins over both.
     "env-table-beats-config": ({"CUDADOCTOR_TABLE": "team_table"}, (None, None, "config", None), ("image", "registry.example.com/ml/")),
-    "flag-table-beats-env": ({"CUDADOCTOR_TABLE": "/nonexistent/env.json"}, ("team_table", None, None, None), ("image", ":v2.11-cu")),
+    "flag-table-beats-env": ({"CUDADOCTOR_TABLE": "/nonexistent/env.json"}, ("team_table", None, None, None), ("image", "pytorch/pytorch:2.11.0-cuda")),
     "env-table-is-read": ({"CUDADOCTOR_TABLE": "/nonexistent/env.json"}, (None, None, None, None), ("error", "env.json")),
     # The config's families are added when nothing else names a families file.
     "config-families": ({"CUDADOCTOR_TABLE": "team_table"}, (None, None, "config", "acme/config"), ("image", "registry.example.com/acme/config:")),

@@ -69,7 +69,7 @@ def test_console_script_runs_from_another_directory(installed, tmp_path):
     )
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
-    assert data["recommendation"]["image"] == "pytorch-cuda:v2.5-cu124"
+    assert data["recommendation"]["image"] == "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
     assert Path(data["table"]["path"]).parts[-3:] == ("cudadoctor", "data", "compat_table.json")
     assert str(env_dir) in data["table"]["path"]
 

@@ -82,12 +82,14 @@ def test_setup_script_stops_before_pip_when_nothing_fits(stand_ins, tmp_path: Pa
 def test_nothing_fits_prints_nothing_and_stops_a_strict_script(stand_ins, tmp_path: Path, flags) -> None:
     env, _ = stand_ins
     line = " ".join(flags)
-    script = f'set -euo pipefail\nvalue="$(cudadoctor recommend {line} --snapshot {host("t4-470")})"\necho "reached: [$value]"\n'
-    run = bash(script, env, cwd=tmp_path)
-    assert run.returncode == 1 and "reached" not in run.stdout
-    direct = subprocess.run([str(BIN / "cudadoctor"), "recommend", *flags, "--snapshot", host("t4-470")], capture_output=True, text=True)
-    assert direct.returncode == 1 and direct.stdout == ""
-    assert "PyTorch 2.7 fits" in direct.stderr
+    for target, said in (((), "no NVIDIA driver was found"), (("--torch", "2.15"), "PyTorch 2.7 fits")):
+        where = f'--snapshot {host("no-driver" if not target else "t4-470")} {" ".join(target)}'
+        script = f'set -euo pipefail\nvalue="$(cudadoctor recommend {line} {where})"\necho "reached: [$value]"\n'
+        run = bash(script, env, cwd=tmp_path)
+        assert run.returncode == 1 and "reached" not in run.stdout
+        direct = subprocess.run([str(BIN / "cudadoctor"), "recommend", *flags, *where.split()], capture_output=True, text=True)
+        assert direct.returncode == 1 and direct.stdout == ""
+        assert said in direct.stderr
 
 
 def test_the_readme_setup_lines_are_safe_under_set_e(stand_ins, tmp_path: Path) -> None:
@@ -100,9 +102,9 @@ def test_the_readme_setup_lines_are_safe_under_set_e(stand_ins, tmp_path: Path) 
     docker = bindir / "docker"
     docker.write_text(f'#!/bin/bash\necho "docker $*" >> {tmp_path}/docker.log\n')
     docker.chmod(0o755)
-    # The README runs on "this host"; here this host is the planned T4 on driver 470 (nothing fits 2.11).
+    # The README runs on "this host"; here this host is one without an NVIDIA driver (nothing CUDA fits).
     wrapper = bindir / "cudadoctor"
-    wrapper.write_text(f'#!/bin/bash\nexec {BIN / "cudadoctor"} "$@" --snapshot {host("t4-470")}\n')
+    wrapper.write_text(f'#!/bin/bash\nexec {BIN / "cudadoctor"} "$@" --snapshot {host("no-driver")}\n')
     wrapper.chmod(0o755)
     run = bash(script, env, cwd=tmp_path)
     assert run.returncode == 1
@@ -134,14 +136,15 @@ def test_the_actions_step_writes_its_outputs(stand_ins, tmp_path: Path) -> None:
     run = bash(script, step_env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
-    assert values["image"].startswith("pytorch-cuda:v") and values["index_url"].startswith("http")
+    assert values["image"].startswith("pytorch/pytorch:") and values["index_url"].startswith("http")
     assert log.read_text().strip() == "pip install cudadoctor"
 
 
 def test_the_actions_step_fails_the_job_when_nothing_fits(stand_ins, tmp_path: Path) -> None:
     env, _ = stand_ins
     outputs = tmp_path / "output"
-    step_env = {**env, "CLUSTER_DRIVER": "470.82.01", "CLUSTER_GPU": "K80", "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "s")}
+    # Driver 418 (CUDA 10.1) runs no PyTorch 2.x build at all.
+    step_env = {**env, "CLUSTER_DRIVER": "418.39", "CLUSTER_GPU": "T4", "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "s")}
     run = bash(actions_run_script(), step_env, cwd=tmp_path)
     assert run.returncode == 1
     assert not outputs.exists() or "image=" not in outputs.read_text()
@@ -163,7 +166,7 @@ def test_preflight_passes_and_prints_the_image(stand_ins, jq, tmp_path: Path) ->
     (script,) = blocks("preflight-jq.md", "bash")
     run = bash(script, env, "--torch", "2.11", "--snapshot", host("h100-550"), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == ["verdict: warn", "pytorch-cuda:v2.11-cu129"]
+    assert run.stdout.splitlines() == ["verdict: warn", "pytorch/pytorch:2.11.0-cuda12.9-cudnn9-runtime"]
     json.loads((tmp_path / "preflight.json").read_text())
 
 
@@ -175,7 +178,7 @@ def test_preflight_names_the_failures_and_the_fixes(stand_ins, jq, tmp_path: Pat
     assert run.stdout.strip() == "verdict: fail"
     errors = run.stderr.splitlines()
     assert any(line.startswith("driver-too-old: Upgrade the NVIDIA driver") for line in errors), errors
-    assert "fix: upgrade-driver 525.60.13" in errors and "fix: use-release pytorch-cuda:v2.7-cu118" in errors
+    assert "fix: upgrade-driver 525.60.13" in errors and "fix: use-release pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime" in errors
 
 
 def test_preflight_passes_bad_input_through(stand_ins, jq, tmp_path: Path) -> None:
@@ -239,7 +242,7 @@ def build(host_address: str, dockerfile: str, buildargs: dict[str, str], tag: st
 
 def test_the_plan_stage_writes_the_plan_for_the_target(planner) -> None:
     files = build(planner, plan_stage(), {"PLANNER": PLANNER, "DRIVER": "535.104.05", "GPU": "A100", "TORCH": "2.8"}, "cdtest/plan:ok")
-    assert files["image"].strip() == "pytorch-cuda:v2.8-cu129"
+    assert files["image"].strip() == "pytorch/pytorch:2.8.0-cuda12.9-cudnn9-runtime"
     assert re.fullmatch(r"https?://\S+/cu129\n", files["index-url"])
     plan = json.loads(files["plan.json"])
     assert plan["recommendation"]["variant"] == "cu129"

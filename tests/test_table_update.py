@@ -166,7 +166,7 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
     assert variants["cu134"]["inferred_from"] == "2.15 cu132"
     assert variants["cu134"]["platforms"] == ["linux-x86_64"] and variants["cu134"]["first_patch"] == "2.16.1"
 
-    rec = json.loads(cli("recommend", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
+    rec = json.loads(cli("recommend", "--wheel", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
     chosen = rec["recommendation"]
     assert chosen["torch"] == "2.16" and chosen["evidence"] == "inferred"
     assert (chosen["variant"], chosen["support"]) == ("cu132", "full")  # full support beats cu134's floor
@@ -184,16 +184,19 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
     rec = json.loads(cli("recommend", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100", "--families", str(families),
                          "--family", "acme/edge", "--format", "json").stdout)["recommendation"]
     assert (rec["variant"], rec["support"], rec["image"]) == ("cu134", "minor-compat", "acme/edge:2.16.1-cu134")
-    assert any("CUDA 13.4 is newer than the table's driver rows" in note for note in rec["notes"])
+    assert any("CUDA 13.4 has no driver row in the table" in note for note in rec["notes"])
     assert rec["first_patch"] == "2.16.1" and "'torch==2.16.1'" in rec["pip_command"]
     windows = cli("recommend", "--torch", "2.16", "--snapshot", str(_windows_snapshot(families.parent)), "--driver",
                   "595.45.04", "--families",
                   str(families), "--family", "acme/edge", "--format", "json")
     assert windows.returncode == 1  # cu134 is published for Linux x86_64 only
     assert "Linux x86_64 only" in json.loads(windows.stdout)["no_recommendation"]["rejected"][0]["reason"]
-    # Without --torch the newest release the table knows (overlay included) is the target.
-    rec = json.loads(cli("recommend", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
+    # Without --torch the newest release that runs here (overlay included) is the target: its wheels;
+    # PyTorch's images of 2.16 are not in the table, so the newest image is 2.15's.
+    rec = json.loads(cli("recommend", "--wheel", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
     assert rec["recommendation"]["torch"] == "2.16"
+    rec = json.loads(cli("recommend", "--image", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
+    assert rec["recommendation"]["torch"] == "2.15"
 
     # A newer patch of a known release is picked up; the shipped facts themselves are untouched.
     assert json.loads(cli("table", "--torch", "2.14", "--json").stdout)["full_version"] == "2.14.2"

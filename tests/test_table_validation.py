@@ -92,7 +92,7 @@ BROKEN = [
      _set(["pytorch_releases", 9, "default_variant"], "cu118"),
      "pytorch_releases[2.9]: default_variant 'cu118' is not one of its variants"),
     ("an image family offering a variant the release does not ship",
-     lambda d: d["image_families"][1]["offers"]["2.9"].append("cu118"),
+     lambda d: next(f for f in d["image_families"] if f["name"] == "pytorch/pytorch")["offers"]["2.9"].append("cu118"),
      "image_families[pytorch/pytorch]: offers cu118 for PyTorch 2.9, which that release does not ship"),
     ("a GPU name used twice",
      lambda d: d["gpus"][1]["aliases"].append("K80"),
@@ -172,8 +172,13 @@ def test_a_newer_table_is_used_by_every_command(tmp_path):
     assert _cli("table", "--validate", str(path)).returncode == 0
     result = _cli("table", "--table", str(path), "--torch", "2.99", "--json")
     assert json.loads(result.stdout)["full_version"] == "2.99.0"
-    result = _cli("recommend", "--image", "--format", "tag", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
+    result = _cli("recommend", "--image", "--family", "pytorch-cuda", "--format", "tag", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
     assert result.stdout.strip() == "pytorch-cuda:v2.99-cu132"
+    # PyTorch's own images of 2.99 are not in that table: the newest image that runs is 2.15's, the newest wheel 2.99's.
+    result = _cli("recommend", "--image", "--format", "tag", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
+    assert result.stdout.strip() == "pytorch/pytorch:2.15.0-cuda13.2-cudnn9-runtime"
+    result = _cli("recommend", "--wheel", "--format", "json", "--table", str(path), "--driver", "595.45.04", "--gpu", "H100")
+    assert json.loads(result.stdout)["recommendation"]["torch"] == "2.99"
 
 
 def test_default_target_is_the_newest_release(tmp_path):

@@ -48,8 +48,10 @@ class SectionedCommand(click.Command):
         with formatter.section("Examples"):
             for what, command in self.examples:
                 formatter.write_text(f"# {what}")
-                # Commands are written as they are, never re-wrapped (they are copied into shells).
-                formatter.write(f"{' ' * formatter.current_indent}{command}\n")
+                # Commands are written as they are, never re-wrapped (they are copied into shells);
+                # one wider than the help stands alone at column 0, as the report prints commands.
+                indent = formatter.current_indent if formatter.current_indent + len(command) <= (formatter.width or 80) else 0
+                formatter.write(f"{' ' * indent}{command}\n")
 
 
 def command_summary(command: click.Command) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..doctor.request import Request
-from ..report.payload import answer_payload
+from ..doctor.answer_json import answer_payload
 from .judge import Coverage, FleetResult, HostGroup
 
 FLEET_SCHEMA = 1

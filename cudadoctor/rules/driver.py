@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..host.view import HostView, gpu_label
+from ..host.view import DriverSupport, HostView, gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import CudaVersion, VersionError
@@ -72,9 +72,7 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
     compat_clause = ""
     if support.compat_min and support.compat_min != support.full_min:
         compat_clause = f", or >= {support.compat_min} under minor-version compatibility"
-    upgrade = f"Upgrade the NVIDIA driver to >= {floor}"
-    if support.full_min and support.full_min != floor:
-        upgrade += f" (>= {support.full_min} for full CUDA {cuda.major_minor} support)"
+    upgrade = _upgrade_words(support, cuda)
     return [
         Finding(
             code="driver-too-old",
@@ -230,7 +228,7 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
             severity=INFO,
             title=f"cuda-compat cannot help here: {why}",
             detail=reason,
-            hint="Upgrade the driver (see driver-too-old), or pick a variant for an older CUDA.",
+            hint=_upgrade_words(host.support(cuda), cuda) + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
             source=source,
         )
     )
@@ -247,6 +245,17 @@ def _active_compat_cuda(host: HostView) -> Optional[CudaVersion]:
     except VersionError:
         return None
     return loaded if loaded > native else None
+
+
+def _upgrade_words(support: DriverSupport, cuda: CudaVersion) -> str:
+    """"Upgrade the NVIDIA driver to >= X (>= Y for full CUDA Z support)": the fix for a driver too old for ``cuda``."""
+    floor = support.compat_min or support.full_min
+    if floor is None:
+        return f"Upgrade the NVIDIA driver to one that supports CUDA {cuda.major_minor}"
+    words = f"Upgrade the NVIDIA driver to >= {floor}"
+    if support.full_min and support.full_min != floor:
+        words += f" (>= {support.full_min} for full CUDA {cuda.major_minor} support)"
+    return words
 
 
 def _text(value: object) -> Optional[str]:
