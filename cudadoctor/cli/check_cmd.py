@@ -25,7 +25,7 @@ from .options import (
 @click.command(
     cls=SectionedCommand,
     sections={
-        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory"),
+        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory", "gpus_per_job"),
         "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime", "nvml_timeout"),
         "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout", "pull_timeout", "smoke_timeout"),
         "Output": ("as_json", "strict", "quiet", "verbose", "help"),
@@ -47,6 +47,10 @@ from .options import (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
+@click.option(
+    "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, 64), metavar="N",
+    help="Judge this host for multi-GPU jobs of N GPUs each (DDP/FSDP over NCCL): the paths between them, shared memory, the launch line.",
+)
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
 @click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line together with the image it names (that image is the one judged).")
@@ -71,6 +75,8 @@ def check(ctx: click.Context, /, **options: Any) -> None:
             table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
             today=today_or_fail(), newer_ok=True,
         )
+        if options["gpus_per_job"] is not None:
+            request = replace(request, gpus_per_job=options["gpus_per_job"])
         facts = gather_facts(
             table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
             options["nvml_timeout"], nvml,

@@ -31,6 +31,7 @@ class CheckContext:
     first_fit: FirstFit
     today: Optional[str] = None  # the run's date (YYYY-MM-DD) from the request: the clock is an input
     requested_release: Optional[str] = None  # a --torch newer than the table knows
+    gpus_per_job: Optional[int] = None  # --gpus-per-job: the GPUs one multi-GPU job uses
 
     @property
     def facts(self) -> HostFacts:
