@@ -395,3 +395,32 @@ def test_indices_are_said_as_ranges():
     assert index_ranges([3, 1, 2, 0]) == "0-3"
     assert index_ranges([0, 2, 3, 5]) == "0,2-3,5"
     assert said_together(["0-1", "2-3", "4-7"]) == "0-1, 2-3 and 4-7"
+
+
+# ---- --topology: the pair facts of another host's snapshot ----------------------------------------
+
+
+def test_a_plan_takes_its_pair_facts_from_a_topology_snapshot(pcie, tmp_path):
+    out = tmp_path / "pcie.json"
+    assert run_cli("probe", "--output", str(out), env={**NO_DOCKER, **pcie()}).exit_code == 0
+    plan = ["--driver", "580.65.06", *[arg for _ in range(8) for arg in ("--gpu", "L40S")]]
+    payload = run_cli("check", "--json", *plan, "--topology", str(out)).json()
+    assert one(payload, "multi-gpu-path")["title"].startswith("GPUs 0-3 and 4-7 talk through the CPU")
+    without = run_cli("check", "--json", *plan).json()
+    assert one(without, "multi-gpu-path")["severity"] == "info"  # a plan alone does not know the pairs
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--gpu", "L40S", "--gpu", "L40S"], "it describes 8 GPU(s), the host judged has 2"),
+        ([], "it holds no pair facts"),
+    ],
+)
+def test_a_topology_snapshot_that_cannot_apply_is_one_line_and_exit_2(pcie, tmp_path, extra, words):
+    source = host("h100-550")
+    if extra:
+        source = str(tmp_path / "pcie.json")
+        assert run_cli("probe", "--output", source, env={**NO_DOCKER, **pcie()}).exit_code == 0
+    run = run_cli("check", "--snapshot", host("h100-550"), *extra, "--topology", source)
+    assert run.exit_code == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1

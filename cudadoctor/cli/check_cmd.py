@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..model.record import replace
+
+if TYPE_CHECKING:
+    from ..model.facts import HostFacts
 from .errors import InputError
 from .help import SectionedCommand
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, start_nvml_probe, today_or_fail, user_values_or_fail
@@ -22,11 +25,24 @@ from .options import (
 )
 
 
+def with_topology(facts: "HostFacts", path: str) -> "HostFacts":
+    """--topology FILE: the GPUs with the pair facts of that snapshot; every problem is one line."""
+    from ..host.topology_plan import TopologyError, apply_topology
+    from ..loader import load_snapshot
+    from ..model.snapshot import SnapshotError
+    from ..model.text import shown_path
+
+    try:
+        return apply_topology(facts, load_snapshot(path), shown_path(path))
+    except (SnapshotError, TopologyError) as exc:
+        raise InputError(str(exc)) from None
+
+
 @click.command(
     cls=SectionedCommand,
     sections={
         "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory", "gpus_per_job"),
-        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime", "nvml_timeout"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "topology", "torch_runtime", "nvml_timeout"),
         "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout", "pull_timeout", "smoke_timeout"),
         "Output": ("as_json", "strict", "quiet", "verbose", "help"),
         "Table and team defaults": ("table_path", "families_path", "config_path"),
@@ -50,6 +66,10 @@ from .options import (
 @click.option(
     "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, 64), metavar="N",
     help="Judge this host for multi-GPU jobs of N GPUs each (DDP/FSDP over NCCL): the paths between them, shared memory, the launch line.",
+)
+@click.option(
+    "--topology", "topology", metavar="FILE", callback=non_empty,
+    help="Take how the GPUs reach each other (pairs, NVLink, fabric) from this snapshot (a what-if for multi-GPU jobs).",
 )
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
@@ -81,6 +101,8 @@ def check(ctx: click.Context, /, **options: Any) -> None:
             table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
             options["nvml_timeout"], nvml,
         )  # fmt: skip
+        if options["topology"]:
+            facts = with_topology(facts, options["topology"])
     except BaseException:
         if nvml is not None:
             nvml.cancel()
