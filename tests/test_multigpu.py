@@ -424,3 +424,27 @@ def test_a_topology_snapshot_that_cannot_apply_is_one_line_and_exit_2(pcie, tmp_
         assert run_cli("probe", "--output", source, env={**NO_DOCKER, **pcie()}).exit_code == 0
     run = run_cli("check", "--snapshot", host("h100-550"), *extra, "--topology", source)
     assert run.exit_code == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+# ---- probe --nfd -----------------------------------------------------------------------------------
+
+NFD = "cudadoctor.feature.node.kubernetes.io/multi-gpu."
+
+
+def nfd_labels(env: dict[str, str]) -> dict[str, str]:
+    run = run_cli("probe", "--nfd", env={**NO_DOCKER, **env})
+    assert run.exit_code == 0, run.stderr
+    return dict(line[len(NFD):].split("=", 1) for line in run.stdout.splitlines() if line.startswith(NFD))
+
+
+def test_nfd_labels_say_nvlink_p2p_and_the_fabric_of_an_hgx_board(hgx):
+    assert nfd_labels(hgx(fabric=3)) == {
+        "p2p": "all", "nvlink": "all", "p2p-groups": "1", "fabric": "completed", "nvlink-domain": "ab" * 16 + ".1",
+    }  # fmt: skip
+    not_started = nfd_labels(hgx(fabric=1))
+    assert not_started["fabric"] == "not-started" and not_started["nvlink"] == "none" and "nvlink-domain" not in not_started
+
+
+def test_nfd_labels_of_a_two_socket_host_and_of_a_host_without_pair_facts(pcie, fake_nvml_env):
+    assert nfd_labels(pcie()) == {"p2p": "some", "nvlink": "none", "p2p-groups": "2"}
+    assert nfd_labels(fake_nvml_env(two_socket_pcie_config(), omit=NEW_CALLS)) == {}
