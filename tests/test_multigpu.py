@@ -448,3 +448,18 @@ def test_nfd_labels_say_nvlink_p2p_and_the_fabric_of_an_hgx_board(hgx):
 def test_nfd_labels_of_a_two_socket_host_and_of_a_host_without_pair_facts(pcie, fake_nvml_env):
     assert nfd_labels(pcie()) == {"p2p": "some", "nvlink": "none", "p2p-groups": "2"}
     assert nfd_labels(fake_nvml_env(two_socket_pcie_config(), omit=NEW_CALLS)) == {}
+
+
+def test_a_fleet_of_hgx_boards_is_judged_as_one_kind_of_host(hgx, tmp_path):
+    snapshots = tmp_path / "fleet"
+    snapshots.mkdir()
+    for name in ("node-a", "node-b"):
+        path = snapshots / f"{name}.json"
+        assert run_cli("probe", "--output", str(path), env={**NO_DOCKER, **hgx(fabric=3)}).exit_code == 0
+        document = json.loads(path.read_text())
+        document["host"]["hostname"] = name
+        for gpu in document["host"]["gpus"]:  # each board has its own NVLink domain
+            gpu["fabric"]["cluster_uuid"] = name.encode().hex().ljust(32, "0")
+        path.write_text(json.dumps(document))
+    payload = run_cli("fleet", "--json", str(snapshots)).json()
+    assert len(payload["groups"]) == 1 and sorted(payload["groups"][0]["hosts"]) == ["node-a", "node-b"]
