@@ -463,3 +463,24 @@ def test_a_fleet_of_hgx_boards_is_judged_as_one_kind_of_host(hgx, tmp_path):
         path.write_text(json.dumps(document))
     payload = run_cli("fleet", "--json", str(snapshots)).json()
     assert len(payload["groups"]) == 1 and sorted(payload["groups"][0]["hosts"]) == ["node-a", "node-b"]
+
+
+def test_odd_pair_facts_in_a_snapshot_give_a_report_not_an_internal_error(pcie, tmp_path):
+    out = tmp_path / "host.json"
+    assert run_cli("probe", "--output", str(out), env={**NO_DOCKER, **pcie()}).exit_code == 0
+    original = json.loads(out.read_text())
+    mutations = [
+        lambda g: g[0]["peers"][0].update(index=0),  # a GPU listed as its own peer
+        lambda g: g[1]["peers"].extend(g[1]["peers"]),  # every pair twice
+        lambda g: g[2]["peers"][0].update(index=63, p2p_read="bogus"),  # a GPU the host lacks, a word NVML never says
+        lambda g: g[3].update(peers=[]),
+        lambda g: g[4].update(fabric={"state": "bogus", "status": -1, "clique_id": None, "cluster_uuid": ""}),
+        lambda g: g[5].update(nvlink_links=4, nvlink_active=9),
+    ]
+    for mutate in mutations:
+        document = json.loads(json.dumps(original))
+        mutate(document["host"]["gpus"])
+        out.write_text(json.dumps(document))
+        for extra in ((), ("--gpus-per-job", "3")):
+            run = run_cli("check", "--json", "--snapshot", str(out), *extra)
+            assert run.exit_code in (0, 1) and "internal-error" not in run.codes(), run.stdout[-2000:]

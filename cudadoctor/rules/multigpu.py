@@ -162,11 +162,13 @@ def check_paths(ctx: CheckContext) -> list[Finding]:
     blocked = []
     slow_sockets = []
     one_socket: dict[tuple[int, int], str] = {}
+    seen: set[tuple[int, int]] = set()
     for gpu in gpus:
         for peer in gpu.peers or ():
-            if peer.index not in by_index or peer.index < gpu.index:
+            tier = matrix.get((gpu.index, peer.index))
+            if tier is None or (gpu.index, peer.index) in seen:  # itself, a GPU outside the job, a pair listed twice
                 continue
-            tier = matrix[(gpu.index, peer.index)]
+            seen.add((gpu.index, peer.index))
             if peer.link is not None and peer.link != LINK_SYSTEM:
                 one_socket[(gpu.index, peer.index)] = "socket"
             if tier == TIER_HOST:
