@@ -105,6 +105,8 @@ def test_an_hgx_board_with_the_fabric_not_started_fails_and_says_how_to_start_th
     assert "not started for GPUs 0-7" in fabric["title"] and "system not yet initialized" in fabric["title"]
     assert "sudo systemctl enable --now nvidia-fabricmanager" in fabric["hint"]
     assert "nvidia-fabricmanager-595" in fabric["hint"]  # the package of the driver's branch
+    path = one(payload, "multi-gpu-path")  # the pairs have no NVLink, but the cause is the fabric
+    assert path["title"].startswith("8 GPUs on an NVSwitch fabric that is not ready") and path["hint"] == "See fabric-not-ready for the fix."
     text = run_cli("check", env={**NO_DOCKER, **env})
     assert text.exit_code == 1
     assert "fabric-not-ready" in text.stdout and "sudo systemctl enable --now nvidia-fabricmanager" in text.stdout

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts
-from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.findings import FAIL, INFO, OK, WARN, Finding, see_hint
 from ..model.topology import (
     FABRIC_COMPLETED,
     FABRIC_IN_PROGRESS,
@@ -222,6 +222,16 @@ _P2P_FIX = {
 def path_finding(ctx: CheckContext, gpus: Sequence[GpuFacts], wanted: Optional[int]) -> Finding:
     """The one sentence the answer shows: how the job's GPUs exchange data, and what to do."""
     count = len(gpus)
+    waiting = [g for g in gpus if g.fabric is not None and g.fabric.state in (FABRIC_NOT_STARTED, FABRIC_IN_PROGRESS)]
+    if waiting:  # the pairs say "through the CPU", but the cause and its fix are the fabric's
+        return Finding(
+            code="multi-gpu-path",
+            severity=WARN,
+            title=f"{count} GPUs on an NVSwitch fabric that is not ready: no NVLink between them until Fabric Manager has set it up",
+            detail="Until the fabric is configured the GPUs have no NVLink peers (and CUDA does not start).",
+            hint=see_hint("fabric-not-ready"),
+            source=FABRIC_SOURCE,
+        )
     matrix = pair_matrix(gpus)
     if matrix is None:
         return Finding(
