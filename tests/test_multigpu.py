@@ -259,6 +259,12 @@ def test_the_older_fabric_call_answers_where_the_versioned_one_is_missing(fake_n
     assert one(payload, "fabric-not-ready")["severity"] == "fail"
 
 
+def test_the_older_fabric_call_answers_where_the_driver_refuses_the_versioned_struct(fake_nvml_env, tmp_path):
+    env = {**fake_nvml_env({**hgx_config(2), "fabric.v1_only": 1}), "CUDADOCTOR_SYSROOT": str(system_root(tmp_path, HGX_DRIVER))}
+    _, payload = check(env)
+    assert payload["host"]["gpus"][0]["fabric"]["state"] == "in-progress"
+
+
 @pytest.mark.parametrize("call", NEW_CALLS[:3] + ("nvmlDeviceGetGpuFabricInfoV",))
 def test_each_new_call_answering_not_supported_or_an_error_is_no_crash(fake_nvml_env, tmp_path, call):
     for code in (3, 999):

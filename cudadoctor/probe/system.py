@@ -13,8 +13,8 @@ import re
 import sys
 from typing import Mapping, Optional
 
-from .interconnect import probe_interconnect
 from ..model.facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+from .interconnect import probe_interconnect
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
 

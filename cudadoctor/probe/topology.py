@@ -49,6 +49,7 @@ P2P_READ, P2P_WRITE, P2P_NVLINK, P2P_ATOMICS = 0, 1, 2, 3
 FABRIC_WORDS = {0: FABRIC_NOT_SUPPORTED, 1: FABRIC_NOT_STARTED, 2: FABRIC_IN_PROGRESS, 3: FABRIC_COMPLETED}
 _NOT_SUPPORTED = 3
 _FUNCTION_NOT_FOUND = 13
+_VERSION_MISMATCH = 25  # NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 _DEFAULT_MAX_LINKS = 18  # NVML_NVLINK_MAX_LINKS before pynvml 12.570 raised it to 36
 
 
@@ -98,7 +99,8 @@ def read_fabric(guard: Guard, handle: Any) -> Optional[FabricFacts]:
     if hasattr(nvml, "c_nvmlGpuFabricInfoV_t") and hasattr(nvml, "nvmlDeviceGetGpuFabricInfoV"):
         info = nvml.c_nvmlGpuFabricInfoV_t()
         _, code = _code_of(guard, nvml.nvmlDeviceGetGpuFabricInfoV, handle, ctypes.byref(info))
-    if code == _FUNCTION_NOT_FOUND and hasattr(nvml, "c_nvmlGpuFabricInfo_t"):  # a driver before R535
+    # A driver without the versioned call, or without this version of its struct: the older call.
+    if code in (_FUNCTION_NOT_FOUND, _VERSION_MISMATCH) and hasattr(nvml, "c_nvmlGpuFabricInfo_t"):
         info = nvml.c_nvmlGpuFabricInfo_t()
         _, code = _code_of(guard, nvml.nvmlDeviceGetGpuFabricInfo, handle, ctypes.byref(info))
     if code == _NOT_SUPPORTED:

@@ -28,6 +28,7 @@
  *   gpu0.nvlink_group=board              GPUs of one group reach each other over NVLink
  *   p2p=4  p2p.cross_socket=3  p2p.0.1=1  p2p.0.1.nvlink=0   nvmlDeviceGetP2PStatus answers
  *   fabric=1  gpu0.fabric=3  fabric.status=0  gpu0.fabric.clique=1   the NVSwitch fabric
+ *   fabric.v1_only=1                     nvmlDeviceGetGpuFabricInfoV refuses its struct's version
  *
  * The variables FAKE_NVML_HANG and FAKE_NVML_CRASH name one function each (or "nvmlInit" for the
  * init calls) to hang or crash the same way without a config file.
@@ -802,7 +803,8 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_
         return result;
     if (info == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
-    if (info->version != NVML_GPU_FABRIC_INFO_V2_VERSION)
+    /* fabric.v1_only=1: a driver that knows an older version of this struct only */
+    if (info->version != NVML_GPU_FABRIC_INFO_V2_VERSION || number(cfg("fabric.v1_only"), 0))
         return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     info->healthMask = 0;
     return fabric_of(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
