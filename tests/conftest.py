@@ -19,7 +19,7 @@ import nvml_stub  # noqa: E402
 
 # Variables the product (or CUDA, the NVIDIA container toolkit, Docker) reads: a test must never
 # inherit them from whoever runs pytest (a CUDADOCTOR_FAMILIES set in the shell used to fail 87 tests).
-ISOLATED_PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_")
+ISOLATED_PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_", "NCCL_")
 # Settings of the test harness itself, read from the shell on purpose (tests/docker_daemon.py:
 # CUDADOCTOR_TEST_DOCKER_HOST names a daemon to reuse); the product never reads these.
 HARNESS_PREFIX = "CUDADOCTOR_TEST_"

@@ -138,3 +138,35 @@ def prepare_fake_host(directory: Union[str, Path], config: Optional[Config] = No
     directory = build_fake_nvml(directory)
     path = write_config(Path(directory) / "fake_nvml.conf", eight_gpu_config() if config is None else config)
     return nvml_env(directory, path)
+
+
+# ---- multi-GPU layouts (the keys are documented at the top of fake_nvml.c) ---------------------
+
+
+def hgx_config(fabric: int = 3, fabric_status: int = 0, count: int = 8) -> dict[str, object]:
+    """An HGX H100 8-GPU board: every GPU on the NVSwitch fabric (18 NVLinks each), GPUs 0-3 on
+    CPU socket 0 and 4-7 on socket 1. ``fabric``: 1 not started, 2 in progress, 3 completed."""
+    config = eight_gpu_config()
+    config.update({"driver": "595.45.04", "cuda": 13020, "nvml": "13.595.45.04", "count": count, "fabric": fabric, "fabric.status": fabric_status})
+    for index in range(count):
+        config.update(gpu_config(index, "NVIDIA H100 80GB HBM3", cc="9.0", memory=85520809984,
+                                 socket=index * 2 // count, nvlinks=18, nvlink_group="board"))  # fmt: skip
+    return config
+
+
+def two_socket_pcie_config(count: int = 8) -> dict[str, object]:
+    """A 2-socket PCIe server: no NVLink, GPUs 0-3 on socket 0 and 4-7 on socket 1, peer-to-peer
+    within a socket only (across sockets NVML answers IOH topology not supported)."""
+    config: dict[str, object] = {"driver": "550.54.15", "cuda": 12040, "nvml": "12.550.54.15", "count": count}
+    for index in range(count):
+        config.update(gpu_config(index, "NVIDIA L40S", cc="8.9", memory=48305799168, socket=index * 2 // count))
+    return config
+
+
+def nvlink_bridge_pairs_config() -> dict[str, object]:
+    """A 4-GPU workstation: two NVLink bridges (GPUs 0-1 and 2-3), PCIe peer-to-peer between the pairs."""
+    config: dict[str, object] = {"driver": "550.54.15", "cuda": 12040, "nvml": "12.550.54.15", "count": 4}
+    for index in range(4):
+        config.update(gpu_config(index, "NVIDIA RTX A6000", brand=12, cc="8.6", memory=51527024640,
+                                 nvlinks=4, nvlink_group=f"bridge{index // 2}"))  # fmt: skip
+    return config

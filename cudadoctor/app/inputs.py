@@ -173,6 +173,19 @@ def _snapshot(host: Union[str, Mapping[str, Any]]) -> "HostFacts":
         raise InputsError(str(exc)) from None
 
 
+def with_topology(facts: "HostFacts", path: str) -> "HostFacts":
+    """--topology FILE: the GPUs with the pair facts of that snapshot; every problem is one line."""
+    from ..host.topology_plan import TopologyError, apply_topology
+    from ..model.snapshot import SnapshotError
+    from ..model.text import shown_path
+    from .loader import load_snapshot
+
+    try:
+        return apply_topology(facts, load_snapshot(path), shown_path(path))
+    except (SnapshotError, TopologyError) as exc:
+        raise InputsError(str(exc)) from None
+
+
 def start_nvml_probe(host: HostSource, nvml_timeout: float) -> Optional["NvmlProbe"]:
     """When this host will be probed (no snapshot), start NVML's child now, so that the driver
     initialises while the table is loaded; the caller hands it to :func:`host_facts`, or cancels

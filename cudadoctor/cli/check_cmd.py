@@ -9,7 +9,16 @@ import click
 from ..model.record import replace
 from .errors import InputError
 from .help import SectionedCommand
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, start_nvml_probe, today_or_fail, user_values_or_fail
+from .inputs import (
+    emit_json,
+    gather_facts,
+    load_table_or_fail,
+    request_or_fail,
+    start_nvml_probe,
+    today_or_fail,
+    user_values_or_fail,
+    with_topology_or_fail,
+)
 from .options import (
     container_options,
     families_options,
@@ -25,8 +34,8 @@ from .options import (
 @click.command(
     cls=SectionedCommand,
     sections={
-        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory"),
-        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "torch_runtime", "nvml_timeout"),
+        "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory", "gpus_per_job"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "topology", "torch_runtime", "nvml_timeout"),
         "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout", "pull_timeout", "smoke_timeout"),
         "Output": ("as_json", "strict", "quiet", "verbose", "help"),
         "Table and team defaults": ("table_path", "families_path", "config_path"),
@@ -47,6 +56,14 @@ from .options import (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of the report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
+@click.option(
+    "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, 64), metavar="N",
+    help="Judge this host for multi-GPU jobs of N GPUs each (DDP/FSDP over NCCL): the paths between them, shared memory, the launch line.",
+)
+@click.option(
+    "--topology", "topology", metavar="FILE", callback=non_empty,
+    help="Take how the GPUs reach each other (pairs, NVLink, fabric) from this snapshot (a what-if for multi-GPU jobs).",
+)
 @click.option("--torch-runtime", is_flag=True, help="Import the installed torch (in a child process) to check what it sees.")
 @container_options
 @click.option("--run", "run_line", metavar="'docker run ...'", help="Judge this launch command line together with the image it names (that image is the one judged).")
@@ -71,10 +88,14 @@ def check(ctx: click.Context, /, **options: Any) -> None:
             table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
             today=today_or_fail(), newer_ok=True,
         )
+        if options["gpus_per_job"] is not None:
+            request = replace(request, gpus_per_job=options["gpus_per_job"])
         facts = gather_facts(
             table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
             options["nvml_timeout"], nvml,
         )  # fmt: skip
+        if options["topology"]:
+            facts = with_topology_or_fail(facts, options["topology"])
     except BaseException:
         if nvml is not None:
             nvml.cancel()

@@ -61,6 +61,11 @@ def gather_facts(
     return _usage(inputs.host_facts, table, snapshot or None, driver, gpus, torch_runtime, nvml_timeout, nvml)
 
 
+def with_topology_or_fail(facts: "HostFacts", path: str) -> "HostFacts":
+    """--topology FILE's pair facts over the host's GPUs (app.inputs.with_topology)."""
+    return _usage(inputs.with_topology, facts, path)
+
+
 def start_nvml_probe(snapshot: Optional[str], nvml_timeout: float) -> Optional["NvmlProbe"]:
     """With no --snapshot, NVML's child is started before the table is loaded (app.inputs.start_nvml_probe)."""
     return inputs.start_nvml_probe(snapshot or None, nvml_timeout)

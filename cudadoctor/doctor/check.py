@@ -112,7 +112,7 @@ def check(
             pass
     context = CheckContext(
         host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host),
-        today=request.today, requested_release=request.newer_release, newest=newest,
+        today=request.today, requested_release=request.newer_release, newest=newest, gpus_per_job=request.gpus_per_job,
     )
     findings = run_checks(checks, context)
     return CheckResult(facts, target, recommendation, findings, newest, chose)

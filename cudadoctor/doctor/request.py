@@ -42,6 +42,7 @@ class Request:
     today: Optional[str] = None  # the date the run happens (YYYY-MM-DD), for the table's age; None: not judged
     ngc: Optional[NgcFamily] = None  # --family named an NGC family: recommend a monthly release of it
     run: Optional[RunLine] = None  # the `docker run` line to judge (--run); its image is ``image``
+    gpus_per_job: Optional[int] = None  # GPUs one multi-GPU job uses (check --gpus-per-job): the multi-gpu checks run
 
 
 def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchRelease:

@@ -18,6 +18,7 @@ from ..doctor.request import resolve_request
 from ..model.record import replace
 from ..model.facts import HostFacts
 from ..model.findings import FAIL
+from .topology_labels import topology_labels
 
 NAMESPACE = "cudadoctor.feature.node.kubernetes.io"
 
@@ -41,4 +42,5 @@ def nfd_features(facts: HostFacts, table: CompatTable, version: Optional[str] = 
         if rec.found and rec.variant and rec.support in ("full", "minor-compat"):  # known to run here
             lines.append(f"{NAMESPACE}/torch-{release.version}={rec.variant}")
             lines.append(f"{NAMESPACE}/torch-{release.version}.support={rec.support}")
+    lines += [f"{NAMESPACE}/{name}={value}" for name, value in topology_labels(facts)]
     return lines

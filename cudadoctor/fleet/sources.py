@@ -38,12 +38,17 @@ class FleetHost:
 
 
 def identity_free(facts: HostFacts) -> HostFacts:
-    """The facts without what cannot change a verdict: names, times and, unless
-    CUDA_VISIBLE_DEVICES could name a GPU by them, the GPUs' UUIDs and PCI addresses."""
+    """The facts without what cannot change a verdict: names, times, NVSwitch cluster UUIDs and,
+    unless CUDA_VISIBLE_DEVICES could name a GPU by them, the GPUs' UUIDs and PCI addresses."""
     gpus = facts.gpus
     env = facts.system.env("CUDA_VISIBLE_DEVICES") if facts.system is not None else None
     if env is None:
         gpus = tuple(replace(g, uuid=None, pci_bus_id=None) if (g.uuid or g.pci_bus_id) else g for g in gpus)
+    # An NVSwitch fabric's cluster UUID names the machine's NVLink domain; no check judges it.
+    gpus = tuple(
+        replace(g, fabric=replace(g.fabric, cluster_uuid=None)) if g.fabric is not None and g.fabric.cluster_uuid else g
+        for g in gpus
+    )
     return replace(facts, hostname=None, probed_at=None, cudadoctor_version=None, gpus=gpus)
 
 

@@ -11,6 +11,7 @@ from typing import Optional
 
 from .hygiene import ImageHygiene
 from .record import field, record
+from .topology import FabricFacts, GpuPeerFacts, InterconnectFacts
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
 NVML_OK = "ok"
@@ -67,6 +68,11 @@ class GpuFacts:
     remapped_rows_failure: Optional[bool] = None
     ecc_uncorrectable_volatile: Optional[int] = None
     source: str = "nvml"  # "nvml" or "what-if"
+    # Multi-GPU facts (cudadoctor.model.topology); None: not known (a what-if GPU, an older snapshot).
+    peers: Optional[tuple[GpuPeerFacts, ...]] = None  # this GPU towards every other GPU of the host
+    nvlink_links: Optional[int] = None  # NVLink links NVML reports a state for
+    nvlink_active: Optional[int] = None  # ... of which are up
+    fabric: Optional[FabricFacts] = None  # the NVSwitch fabric, where NVML reports one
 
 
 @record
@@ -150,6 +156,7 @@ class SystemFacts:
     wsl_gpu_libs: Optional[bool] = None  # /usr/lib/wsl/lib (the Windows driver's libraries) is there
     wsl_dxg: Optional[bool] = None  # /dev/dxg (the GPU paravirtualisation device) is there
     driver_libraries: tuple[str, ...] = ()  # versioned libnvidia-ml.so.* / libcuda.so.* in the system lib dirs
+    interconnect: Optional[InterconnectFacts] = None  # /dev/shm, memlock, IOMMU, InfiniBand, NCCL (multi-GPU)
 
     def env(self, name: str) -> Optional[str]:
         for key, value in self.environment:

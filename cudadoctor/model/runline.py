@@ -105,6 +105,8 @@ class RunLine:
     user: Optional[str] = None
     network: Optional[str] = None
     remove: bool = False  # --rm
+    ulimits: tuple[str, ...] = ()  # --ulimit memlock=-1, ...
+    privileged: bool = False  # --privileged (every host device, /dev/infiniband included)
 
     def env_value(self, name: str) -> Optional[str]:
         found = None
@@ -122,6 +124,44 @@ class RunLine:
             if eq and kind == "nvidia.com/gpu":
                 out.append(name)
         return tuple(out)
+
+    def gpus_requested(self, image_env: Optional[str] = None) -> tuple[tuple[str, ...], Optional[int], bool]:
+        """(device IDs named, a count asked for, whether "all" was asked) over --gpus, CDI names and,
+        under --runtime nvidia, NVIDIA_VISIBLE_DEVICES (the line's -e first, else ``image_env``)."""
+        ids: list[str] = []
+        count: Optional[int] = None
+        everything = False
+        for request in self.gpus:
+            ids += request.device_ids
+            if request.count == -1:
+                everything = True
+            elif request.count is not None:
+                count = max(count or 0, request.count)
+        for name in self.cdi_gpus:
+            if name == "all":
+                everything = True
+            else:
+                ids.append(name)
+        if self.runtime == "nvidia" and not self.gpus:
+            visible = self.env_value("NVIDIA_VISIBLE_DEVICES") or image_env
+            if visible == "all":
+                everything = True
+            elif visible and visible not in ("none", "void"):
+                ids += [v.strip() for v in visible.split(",") if v.strip()]
+        return tuple(ids), count, everything
+
+    @property
+    def dev_shm_mounted(self) -> bool:
+        """Something is mounted on /dev/shm (-v, --mount or --tmpfs): its size is not Docker's default."""
+        for volume in self.volumes:
+            parts = volume.split(":")
+            if len(parts) >= 2 and parts[1] == "/dev/shm":
+                return True
+        for mount in self.mounts:
+            options = dict(f.partition("=")[::2] for f in mount.split(","))
+            if any(options.get(k) == "/dev/shm" for k in ("target", "dst", "destination")):
+                return True
+        return any(t.split(":", 1)[0] == "/dev/shm" for t in self.tmpfs)
 
 
 def parse_size(text: str) -> int:
@@ -321,6 +361,8 @@ def _record(text: str, image: str, command: tuple[str, ...], values: dict[str, l
         user=_last(values, "user"),
         network=network,
         remove=flags.get("rm", False),
+        ulimits=tuple(values.get("ulimit", [])),
+        privileged=flags.get("privileged", False),
     )
 
 

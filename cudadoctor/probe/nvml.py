@@ -35,7 +35,9 @@ from ..model.facts import (
     MigDeviceFacts,
 )
 from ..model.record import fields, is_record, replace
+from ..model.topology import FabricFacts, GpuPeerFacts
 from ..model.versions import CudaVersion
+from .topology import attach_topology
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
 # More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the
@@ -161,7 +163,10 @@ def _read_everything(pynvml: Any) -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
             nvml_state=NVML_BAD_DEVICE_COUNT,
             nvml_error=f"nvmlDeviceGetCount reported {count} GPUs (more than {MAX_DEVICE_COUNT} is not a real host)",
         ), ()
-    return driver, tuple(_read_gpu(pynvml, index) for index in range(count))
+    gpus = tuple(_read_gpu(pynvml, index) for index in range(count))
+    # How the GPUs reach each other (pairs, NVLink, the NVSwitch fabric, which matters to one GPU
+    # too: CUDA does not start on an unready fabric): in this same child, under the same watchdog.
+    return driver, attach_topology(_Guard(pynvml), gpus)
 
 
 def _read_gpu(pynvml: Any, index: int) -> GpuFacts:
@@ -303,7 +308,7 @@ class NvmlWatch:
 # The child's answer: the fact records as plain values (a record is the list [name, {field: value}];
 # tuples stay tuples), in marshal's format. marshal is built in (nothing to import, where pickle
 # costs milliseconds at start-up) and fast; rebuilding accepts only the fact records' names.
-_RECORDS = {cls.__name__: cls for cls in (DriverFacts, GpuFacts, MigDeviceFacts)}
+_RECORDS = {cls.__name__: cls for cls in (DriverFacts, GpuFacts, MigDeviceFacts, GpuPeerFacts, FabricFacts)}
 
 
 def _plain(value: Any) -> Any:

@@ -14,6 +14,7 @@ import sys
 from typing import Mapping, Optional
 
 from ..model.facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+from .interconnect import probe_interconnect
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
 
@@ -217,6 +218,7 @@ def probe_system(
             wsl_gpu_libs=wsl_libs,
             wsl_dxg=dxg,
             driver_libraries=probe_driver_libraries(fs),
+            interconnect=probe_interconnect(fs.root, environ),
         )
     except Exception as exc:  # a probe never raises; an odd /proc must not hide the GPU facts
         return SystemFacts(libcuda=libcuda or LibcudaFacts(), os=sys.platform, environment=(("cudadoctor-probe-error", str(exc)),))

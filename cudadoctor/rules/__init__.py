@@ -12,7 +12,7 @@ import importlib
 from typing import Callable, Iterable
 
 from ..model.findings import Finding
-from . import driver, environment, gpu, kernel, ngc, nvml, releases, table, torch
+from . import driver, environment, gpu, kernel, multigpu, ngc, nvml, releases, table, torch
 from .context import Check, CheckContext
 
 # Report groups, in the order the text report shows them: (key, heading).
@@ -25,6 +25,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("docker", "Docker"),
     ("image", "Image"),
     ("torch", "Installed torch"),
+    ("multi-gpu", "Multi-GPU (NCCL)"),
 )
 
 
@@ -77,6 +78,13 @@ CHECKS: tuple[Check, ...] = (
     Check("ngc", "driver", "driver", ngc.check_ngc),
     Check("hygiene", "image", "image", _container_check("hygiene", "check_hygiene")),
     Check("run-line", "image", "image", _container_check("runline", "check_run")),
+    # issue 20: multi-GPU readiness (two or more GPUs, or --gpus-per-job): the NVSwitch fabric, the
+    # paths between the job's GPUs, the GPUs themselves, NCCL's system settings, the launch line
+    Check("fabric", "multi-gpu", "gpu", multigpu.check_fabric),
+    Check("multi-gpu-paths", "multi-gpu", "gpu", multigpu.check_paths),
+    Check("multi-gpu-gpus", "multi-gpu", "gpu", multigpu.check_job_gpus),
+    Check("multi-gpu-system", "multi-gpu", "environment", multigpu.check_system),
+    Check("run-line-multi-gpu", "multi-gpu", "image", _container_check("runline_multigpu", "check_run_multigpu")),
 )
 
 __all__ = ["CHECKS", "GROUPS", "Check", "CheckContext"]

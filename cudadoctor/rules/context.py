@@ -34,6 +34,7 @@ class CheckContext:
     # The newest release's recommendation when the target is an older release chosen because it
     # runs here (nothing was asked for): it does not fit, and its fixes say what it needs.
     newest: Optional["Recommendation"] = None
+    gpus_per_job: Optional[int] = None  # --gpus-per-job: the GPUs one multi-GPU job uses
 
     @property
     def facts(self) -> HostFacts:

@@ -21,6 +21,15 @@
  *   crash.nvmlDeviceGetName_v2=1         this function raises SIGSEGV (a crashing driver)
  *   reported_count=4294967295            what nvmlDeviceGetCount answers (no cap; count= stays the GPUs)
  *
+ * Multi-GPU (the section at the end of this file says how each default is chosen):
+ *   gpu0.socket=1  gpu0.switch=A         CPU socket and PCIe switch: the pair topology
+ *   topo.0.4=50                          one pair's nvmlDeviceGetTopologyCommonAncestor level
+ *   gpu0.nvlinks=18  gpu0.nvlinks_active=16  NVLink links (unset: no NVLink) and how many are up
+ *   gpu0.nvlink_group=board              GPUs of one group reach each other over NVLink
+ *   p2p=4  p2p.cross_socket=3  p2p.0.1=1  p2p.0.1.nvlink=0   nvmlDeviceGetP2PStatus answers
+ *   fabric=1  gpu0.fabric=3  fabric.status=0  gpu0.fabric.clique=1   the NVSwitch fabric
+ *   fabric.v1_only=1                     nvmlDeviceGetGpuFabricInfoV refuses its struct's version
+ *
  * The variables FAKE_NVML_HANG and FAKE_NVML_CRASH name one function each (or "nvmlInit" for the
  * init calls) to hang or crash the same way without a config file.
  *
@@ -606,4 +615,197 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error
         return NVML_ERROR_INVALID_ARGUMENT;
     *count = number(cfg("gpu%d.%s", device->gpu, keys[errorType][counterType]), 0);
     return NVML_SUCCESS;
+}
+
+/* ---- multi-GPU: topology, peer-to-peer, NVLink, the NVSwitch fabric ----------------------- */
+
+static int socket_of(int gpu)
+{
+    return (int)number(cfg("gpu%d.socket", gpu), 0);
+}
+
+static int nvlink_count(int gpu)
+{
+    return (int)number(cfg("gpu%d.nvlinks", gpu), 0);
+}
+
+/* The fabric state a GPU reports: its own gpuN.fabric, else the host's fabric=; -1 none. */
+static int fabric_state(int gpu)
+{
+    const char *value = cfg("gpu%d.fabric", gpu);
+    if (value == NULL)
+        value = cfg("fabric");
+    return value != NULL ? (int)number(value, 0) : -1;
+}
+
+/* Two GPUs reach each other over NVLink when they share an nvlink_group (a bridge pair, or the
+ * GPUs of an NVSwitch board) and, on an NVSwitch board, both registered with a completed fabric
+ * (a GPU that fails to register loses its NVLink peers). */
+static int nvlink_peers(int a, int b)
+{
+    const char *ga = cfg("gpu%d.nvlink_group", a), *gb = cfg("gpu%d.nvlink_group", b);
+    int fa = fabric_state(a), fb = fabric_state(b);
+    if (ga == NULL || gb == NULL || strcmp(ga, gb) != 0)
+        return 0;
+    if ((fa >= 0 && fa != 3) || (fb >= 0 && fb != 3))
+        return 0;
+    if (fa >= 0 && number(cfg("gpu%d.fabric.status", a), number(cfg("fabric.status"), 0)) != 0)
+        return 0;
+    return 1;
+}
+
+static int pair_call(nvmlDevice_t a, nvmlDevice_t b, const char *function, nvmlReturn_t *result)
+{
+    *result = device_call(a, function);
+    if (*result != NVML_SUCCESS)
+        return 0;
+    if (!valid_handle(b) || a->mig >= 0 || b->mig >= 0) {
+        *result = NVML_ERROR_INVALID_ARGUMENT;
+        return 0;
+    }
+    if (number(cfg("gpu%d.lost", b->gpu), 0)) {
+        *result = NVML_ERROR_GPU_IS_LOST;
+        return 0;
+    }
+    return 1;
+}
+
+/* topo.I.J=<level> for one pair (either order); else 50 (SYSTEM) across sockets, 10 (SINGLE) on
+ * one PCIe switch (gpuN.switch), 40 (NODE) otherwise. */
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, unsigned int *level)
+{
+    const char *value, *sa, *sb;
+    nvmlReturn_t result;
+    if (!pair_call(a, b, "nvmlDeviceGetTopologyCommonAncestor", &result))
+        return result;
+    if (level == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if ((value = cfg("topo.%d.%d", a->gpu, b->gpu)) != NULL || (value = cfg("topo.%d.%d", b->gpu, a->gpu)) != NULL) {
+        *level = (unsigned int)number(value, 0);
+        return NVML_SUCCESS;
+    }
+    sa = cfg("gpu%d.switch", a->gpu);
+    sb = cfg("gpu%d.switch", b->gpu);
+    if (socket_of(a->gpu) != socket_of(b->gpu))
+        *level = 50;
+    else if (sa != NULL && sb != NULL && strcmp(sa, sb) == 0)
+        *level = 10;
+    else
+        *level = 40;
+    return NVML_SUCCESS;
+}
+
+/* caps: 0 read, 1 write, 2 NVLink, 3 atomics. p2p.I.J=<status> (p2p.I.J.nvlink for index 2) sets
+ * one pair; p2p=<status> every pair without NVLink; p2p.cross_socket=<status> (default 3, IOH
+ * topology not supported) pairs across sockets; otherwise 0 (OK) over NVLink or one socket's PCIe.
+ * NVLink is 0 between nvlink_peers, else 5 (not supported). */
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, unsigned int caps, unsigned int *status)
+{
+    const char *value;
+    nvmlReturn_t result;
+    int nvlink;
+    if (!pair_call(a, b, "nvmlDeviceGetP2PStatus", &result))
+        return result;
+    if (status == NULL || caps > 4)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvlink = nvlink_peers(a->gpu, b->gpu);
+    if (caps == 2) {
+        value = cfg("p2p.%d.%d.nvlink", a->gpu, b->gpu);
+        *status = value != NULL ? (unsigned int)number(value, 0) : (nvlink ? 0u : 5u);
+        return NVML_SUCCESS;
+    }
+    if ((value = cfg("p2p.%d.%d", a->gpu, b->gpu)) != NULL || (value = cfg("p2p.%d.%d", b->gpu, a->gpu)) != NULL)
+        *status = (unsigned int)number(value, 0);
+    else if (nvlink)
+        *status = 0;
+    else if ((value = cfg("p2p")) != NULL)
+        *status = (unsigned int)number(value, 0);
+    else if (socket_of(a->gpu) != socket_of(b->gpu))
+        *status = (unsigned int)number(cfg("p2p.cross_socket"), 3);
+    else
+        *status = 0;
+    return NVML_SUCCESS;
+}
+
+/* gpuN.nvlinks=<links> (unset: no NVLink, NOT_SUPPORTED), the first gpuN.nvlinks_active of them up
+ * (default all). */
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, unsigned int *active)
+{
+    nvmlReturn_t result = device_call(device, "nvmlDeviceGetNvLinkState");
+    int links;
+    if (result != NVML_SUCCESS)
+        return result;
+    if (active == NULL || device->mig >= 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    links = nvlink_count(device->gpu);
+    if (links <= 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    if ((int)link >= links)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *active = (int)link < (int)number(cfg("gpu%d.nvlinks_active", device->gpu), (unsigned long long)links) ? 1u : 0u;
+    return NVML_SUCCESS;
+}
+
+#define FABRIC_UUID_LEN 16
+
+typedef struct {
+    unsigned char clusterUuid[FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    unsigned int state;
+} nvmlGpuFabricInfo_t;
+
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    unsigned int state;
+    unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+
+#define NVML_GPU_FABRIC_INFO_V2_VERSION ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24)))
+
+/* fabric=<state> for every GPU, gpuN.fabric=<state> for one (1 not started, 2 in progress,
+ * 3 completed); fabric.status / gpuN.fabric.status: the registration's NVML code; unset: the GPU
+ * is in no fabric (NOT_SUPPORTED). */
+static nvmlReturn_t fabric_of(nvmlDevice_t device, unsigned char *uuid, nvmlReturn_t *status, unsigned int *clique,
+                              unsigned int *state)
+{
+    int value = fabric_state(device->gpu);
+    if (device->mig >= 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (value < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    memset(uuid, 0, FABRIC_UUID_LEN);
+    if (value == 3)
+        memset(uuid, 0xab, FABRIC_UUID_LEN);
+    *status = (nvmlReturn_t)number(cfg("gpu%d.fabric.status", device->gpu), number(cfg("fabric.status"), 0));
+    *clique = (unsigned int)number(cfg("gpu%d.fabric.clique", device->gpu), value == 3 ? 1 : 0);
+    *state = (unsigned int)value;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *info)
+{
+    nvmlReturn_t result = device_call(device, "nvmlDeviceGetGpuFabricInfo");
+    if (result != NVML_SUCCESS)
+        return result;
+    if (info == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    return fabric_of(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v2_t *info)
+{
+    nvmlReturn_t result = device_call(device, "nvmlDeviceGetGpuFabricInfoV");
+    if (result != NVML_SUCCESS)
+        return result;
+    if (info == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    /* fabric.v1_only=1: a driver that knows an older version of this struct only */
+    if (info->version != NVML_GPU_FABRIC_INFO_V2_VERSION || number(cfg("fabric.v1_only"), 0))
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    info->healthMask = 0;
+    return fabric_of(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
 }
