@@ -188,6 +188,7 @@ def answer_def() -> dict[str, Any]:
             "without_cuda": {**fixes, "description": "With no driver or GPU: what the newest build needs, planning, CPU wheels."},
             "newer": nullable({"$ref": "#/$defs/Fix"}),
             "explained": {**NSTR, "description": "Minor-version compatibility in one plain sentence, where the build relies on it."},
+            "multi_gpu": {**nullable({"$ref": "#/$defs/Fix"}), "description": "How a multi-GPU job's GPUs talk (the multi-gpu-path finding)."},
         },
         description="The report's one thing to do, decided once (the text report prints the same).",
     )

@@ -106,7 +106,8 @@ def test_an_hgx_board_with_the_fabric_not_started_fails_and_says_how_to_start_th
     assert "sudo systemctl enable --now nvidia-fabricmanager" in fabric["hint"]
     assert "nvidia-fabricmanager-595" in fabric["hint"]  # the package of the driver's branch
     path = one(payload, "multi-gpu-path")  # the pairs have no NVLink, but the cause is the fabric
-    assert path["title"].startswith("8 GPUs on an NVSwitch fabric that is not ready") and path["hint"] == "See fabric-not-ready for the fix."
+    assert path["title"].startswith("8 GPUs on an NVSwitch fabric that is not ready")
+    assert "sudo systemctl enable --now nvidia-fabricmanager" in path["hint"]  # the fix itself, not a pointer
     text = run_cli("check", env={**NO_DOCKER, **env})
     assert text.exit_code == 1
     assert "fabric-not-ready" in text.stdout and "sudo systemctl enable --now nvidia-fabricmanager" in text.stdout
@@ -124,6 +125,9 @@ def test_once_the_fabric_completed_all_pairs_are_over_nvlink(hgx):
     assert one(payload, "fabric-ok")["severity"] == "ok"
     path = one(payload, "multi-gpu-path")
     assert (path["severity"], path["title"]) == ("ok", "8 GPUs, all pairs over NVLink: ready")
+    assert payload["answer"]["multi_gpu"]["text"] == "8 GPUs, all pairs over NVLink: ready"  # the answer says the path
+    text = run_cli("check", env={**NO_DOCKER, **hgx(fabric=3)}).stdout
+    assert "Multi-GPU: 8 GPUs, all pairs over NVLink: ready" in text.split("\n\n")[0]  # in the answer, before the details
     assert not findings(payload, "p2p-unavailable")
     gpu0 = payload["host"]["gpus"][0]  # the pair matrix is in the host facts
     assert [p["index"] for p in gpu0["peers"]] == [1, 2, 3, 4, 5, 6, 7]
@@ -142,7 +146,7 @@ def test_a_gpu_that_failed_to_register_with_the_fabric_fails(hgx):
 def test_a_two_socket_host_without_p2p_across_sockets_names_the_halves_and_how_to_pin_a_job(pcie):
     code, payload = check(pcie())
     path = one(payload, "multi-gpu-path")
-    assert path["severity"] == "warn"
+    assert path["severity"] == "warn" and payload["answer"]["multi_gpu"]["text"] == path["title"]
     assert path["title"] == (
         "GPUs 0-3 and 4-7 talk through the CPU: expect slow all-reduce; pin jobs to one half with CUDA_VISIBLE_DEVICES=0,1,2,3"
     )

@@ -73,6 +73,9 @@ class Answer:
     newer: Optional[Fix] = None  # what the newest release needs, when an older one was chosen
     explained: Optional[str] = None  # minor-version compatibility in one plain sentence, where the build relies on it
     asked: Optional[str] = None  # the release asked for, when the build is another release
+    # How a multi-GPU job's GPUs talk (the multi-gpu-path finding: "8 GPUs, all pairs over NVLink: ready"),
+    # where the host has several GPUs or --gpus-per-job was given.
+    multi_gpu: Optional[Fix] = None
 
     @property
     def fix(self) -> Optional[Fix]:
@@ -173,6 +176,13 @@ def _newer(result: CheckResult) -> Optional[Fix]:
     return Fix(finding.title, finding.code, finding.actions)
 
 
+def _multi_gpu(result: CheckResult) -> Optional[Fix]:
+    finding = next((f for f in result.findings if f.code == "multi-gpu-path"), None)
+    if finding is None:
+        return None
+    return Fix(finding.title, finding.code, finding.actions)
+
+
 def decide(result: CheckResult, table: CompatTable) -> Answer:
     """The one thing to do for this result."""
     host = HostView.of(result.facts, table)
@@ -191,7 +201,7 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
         return Answer(
             verdict=verdict, kind=kind, problem=problem, fixes=fixes, build=build,
             newest_that_runs=newest_that_runs and used is rec, other=other, without_cuda=without_cuda, newer=newer,
-            explained=_explained(host, build), asked=asked,
+            explained=_explained(host, build), asked=asked, multi_gpu=_multi_gpu(result),
         )
 
     if verdict == FAIL:

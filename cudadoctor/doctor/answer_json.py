@@ -53,6 +53,7 @@ def answer_payload(answer: Answer) -> dict[str, Any]:
         "without_cuda": [fix_payload(f) for f in answer.without_cuda],
         "newer": fix_payload(answer.newer) if answer.newer is not None else None,
         "explained": answer.explained,
+        "multi_gpu": fix_payload(answer.multi_gpu) if answer.multi_gpu is not None else None,
     }
 
 

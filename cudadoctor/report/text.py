@@ -230,6 +230,8 @@ def render_answer(out: Printer, result: CheckResult, answer: Answer) -> None:
     what the answer rests on that the table does not know (a --torch, installed torch or image
     release newer than it): part of the answer, so `-q` shows it too."""
     _render_verdict(out, result, answer)
+    if answer.multi_gpu is not None:
+        out.line(("Multi-GPU: ", "bold"), (answer.multi_gpu.text, ""), hanging=2, tail=[(answer.multi_gpu.code, "dim")])
     if answer.newer is not None:
         out.line(("Newer: ", "bold"), (answer.newer.text, ""), hanging=2, tail=[(answer.newer.code, "dim")])
     for f in result.findings:
