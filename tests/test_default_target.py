@@ -99,7 +99,10 @@ def test_require_alone_judges_the_requirement_and_the_host_only() -> None:
     assert not any(f["code"] in ("driver-too-old", "newer-release-available") for f in data["findings"])
     unmet = invoke("check", "--snapshot", host("h100-550"), "--require", "cuda>=12.8")
     assert unmet.exit_code == 1 and "driver-too-old" not in unmet.stdout
-    assert "image-requirement-unsatisfied" in unmet.stdout or "requirement" in unmet.stdout.splitlines()[0]
+    lines = unmet.stdout.splitlines()
+    assert lines[0].startswith("FAIL") and lines[0].endswith("image-requirement-unsatisfied")
+    assert lines[1].startswith("Fix: Upgrade the NVIDIA driver to >= 570.26")  # the requirement's fix, no build to switch to
+    assert "Use instead" not in unmet.stdout
 
 
 def test_the_fleet_answers_first_with_the_build_that_covers_most_hosts(tmp_path: Path) -> None:

@@ -190,7 +190,10 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
     verdict = result.verdict
     fails = [f for f in findings if f.severity == FAIL]
     same = _same_build(result)
-    chosen_by_user = target is not None and target.origin in ("--image", "--variant")
+    # The user's own choice of build (or, for --require alone, of requirement) is not second-guessed.
+    chosen_by_user = target is not None and target.origin in ("--image", "--variant", "--require")
+    # --require alone: an unmet requirement is the question asked, not a build another build avoids.
+    avoidable = BUILD_FAILURES - {"image-requirement-unsatisfied"} if target is not None and target.origin == "--require" else BUILD_FAILURES
     newest_that_runs = result.chose_release and rec.found
     newer = _newer(result)
 
@@ -205,7 +208,7 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
         )
 
     if verdict == FAIL:
-        blocking = [f for f in fails if f.code not in BUILD_FAILURES]
+        blocking = [f for f in fails if f.code not in avoidable]
         problem = (blocking or fails)[0]
         if blocking:
             fixes = (_finding_fix(problem),) if problem.hint else ()

@@ -330,8 +330,8 @@ def render_check(console: Console, result: CheckResult, answer: Answer, verbosit
             out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
         out.blank()
     # What the recommendation rests on that is less than a read binary: by default only what may
-    # change the answer; -v lists every note.
-    for note in rec.notes if verbosity >= VERBOSE or not rec.found else rec.caveats:
+    # change the answer; -v lists every note. A release's notes matter when its variants were judged.
+    for note in rec.notes if verbosity >= VERBOSE or (not rec.found and rec.rejected) else rec.caveats:
         out.line((f"note: {note}", "yellow"), hanging=2)
     if hidden:
         out.line((f"{_plural(hidden, 'other check')} passed or noted; -v lists them.", "dim"))
