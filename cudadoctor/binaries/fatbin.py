@@ -1,0 +1,121 @@
+"""CUDA fat binaries: the headers in an ELF file's ``.nv_fatbin`` section.
+
+The section holds one or more fat binaries, each a 16-byte header (magic 0xBA55ED50, version 1,
+its header size, and the size of what follows) and then entries back to back; an entry is a
+header (kind, its own size, the payload's size, the code's version, the architecture, flags)
+followed by its payload. The reader reads each header and seeks past each payload, so a section of
+hundreds of megabytes costs a few thousand small reads. Layout learned from NVIDIA's tools'
+output on files they made (cuobjdump is the tests' oracle) and public descriptions of the format.
+
+Entry header fields (little-endian): 0 u16 kind (1 PTX, 2 ELF cubin), 4 u32 header size,
+8 u64 payload size, 16 u32 compressed size, 24 u16 minor, 26 u16 major (the PTX ISA version
+of a PTX entry), 28 u32 arch (80 for sm_80), 40 u64 flags (0x2000 and 0x8000: compressed;
+0x100000: architecture-specific "a"; 0x200000: family-specific "f").
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO
+
+from .code import PTX, SASS, GpuCode
+from .errors import BinaryFormatError
+
+FATBIN_MAGIC = 0xBA55ED50
+_HEADER = struct.Struct("<IHHQ")  # magic, version, header size, size of the entries
+_ENTRY = struct.Struct("<HHIQIIHHIIIQ")  # the first 48 bytes of an entry header
+ENTRY_MIN = 64  # the smallest entry header NVIDIA's tools write
+ENTRY_MAX = 64 * 1024  # an entry header holds a name and options: kilobytes at most
+HEADER_MAX = 4096
+
+KIND_PTX = 1
+KIND_ELF = 2
+FLAG_COMPRESSED = 0x2000 | 0x8000  # the older and the newer compression (CUDA 12.8+ writes 0x8000)
+FLAG_ARCH_SPECIFIC = 0x100000
+FLAG_FAMILY_SPECIFIC = 0x200000
+
+MAX_FATBINS = 200_000  # libcublasLt, among the largest, holds a few thousand
+MAX_ENTRIES = 1_000_000
+PADDING_CHUNK = 64 * 1024
+MAX_PADDING = 1 << 20  # zeros between two fat binaries: alignment, a few bytes in real files
+
+
+def read_fatbins(stream: BinaryIO, offset: int, size: int) -> tuple[tuple[GpuCode, ...], int]:
+    """The entries of every fat binary in ``size`` bytes at ``offset``, and how many fat binaries
+    there were. Zero bytes between fat binaries are padding; anything else is an error."""
+    end = offset + size
+    position = offset
+    entries: list[GpuCode] = []
+    fatbins = 0
+    while position < end:
+        position = _skip_padding(stream, position, end)
+        if position >= end:
+            break
+        if end - position < _HEADER.size:
+            raise BinaryFormatError(f"truncated fat binary at offset {position}: {end - position} bytes left for a 16-byte header")
+        magic, version, header_size, body = _HEADER.unpack(_read(stream, position, _HEADER.size))
+        if magic != FATBIN_MAGIC:
+            raise BinaryFormatError(f"corrupt fat binary at offset {position}: magic {magic:#010x}, expected {FATBIN_MAGIC:#010x}")
+        if version != 1 or not _HEADER.size <= header_size <= HEADER_MAX:
+            raise BinaryFormatError(f"corrupt fat binary at offset {position}: version {version}, header size {header_size}")
+        start = position + header_size
+        if start > end or body > end - start:
+            raise BinaryFormatError(f"truncated fat binary at offset {position}: it claims {body} bytes, the section has {max(end - start, 0)}")
+        fatbins += 1
+        if fatbins > MAX_FATBINS:
+            raise BinaryFormatError(f"too many fat binaries (more than {MAX_FATBINS})")
+        _read_entries(stream, start, start + body, entries)
+        position = start + body
+    return tuple(entries), fatbins
+
+
+def _read_entries(stream: BinaryIO, position: int, end: int, into: list[GpuCode]) -> None:
+    while position < end:
+        if end - position < ENTRY_MIN:
+            raise BinaryFormatError(f"truncated fat binary entry at offset {position}: {end - position} bytes left for a {ENTRY_MIN}-byte header")
+        (kind, _, header_size, payload, _, _, minor, major, arch, _, _, flags) = _ENTRY.unpack(_read(stream, position, _ENTRY.size))
+        if not ENTRY_MIN <= header_size <= ENTRY_MAX:
+            raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: header size {header_size}")
+        if payload > end - position - header_size:
+            raise BinaryFormatError(
+                f"truncated fat binary entry at offset {position}: its payload of {payload} bytes runs past its fat binary"
+            )
+        if kind in (KIND_PTX, KIND_ELF):
+            if len(into) >= MAX_ENTRIES:
+                raise BinaryFormatError(f"too many fat binary entries (more than {MAX_ENTRIES})")
+            if not 0 < arch < 10_000:
+                raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: architecture {arch}")
+            suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
+            into.append(
+                GpuCode(
+                    kind=PTX if kind == KIND_PTX else SASS,
+                    arch=arch,
+                    suffix=suffix,
+                    ptx_isa=f"{major}.{minor}" if kind == KIND_PTX else None,
+                    compressed=bool(flags & FLAG_COMPRESSED),
+                )
+            )
+        # other kinds (LTO-IR, index entries) carry no code a GPU loads: skipped by their sizes
+        position += header_size + payload  # header_size >= 64: every turn advances
+
+
+def _skip_padding(stream: BinaryIO, position: int, end: int) -> int:
+    """The offset of the first non-zero byte at or after position (end when there is none)."""
+    start = position
+    while position < end:
+        if position - start > MAX_PADDING:
+            raise BinaryFormatError(f"corrupt fat binary section: more than {MAX_PADDING} zero bytes at offset {start}")
+        chunk = _read(stream, position, min(PADDING_CHUNK, end - position))
+        stripped = len(chunk) - len(chunk.lstrip(b"\0"))
+        if stripped < len(chunk):
+            return position + stripped
+        position += len(chunk)
+    return end
+
+
+def _read(stream: BinaryIO, offset: int, count: int) -> bytes:
+    stream.seek(offset)
+    data = stream.read(count)
+    if len(data) != count:
+        raise BinaryFormatError(f"truncated: the file ends inside the fat binary at offset {offset}")
+    return data
