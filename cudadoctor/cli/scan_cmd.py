@@ -35,8 +35,10 @@ from .options import nvml_options, non_empty, table_options
 @nvml_options
 @click.pass_context
 def scan(ctx: click.Context, /, **options: Any) -> None:
-    """Read the GPU code inside an environment's, a directory's or a wheel's CUDA binaries, and
-    say whether each package runs on this host's GPUs: natively, by JIT from PTX, or not at all."""
+    """Read the GPU code in the CUDA binaries of an environment, a directory or a wheel: does each package run here?
+
+    Each package's binaries are judged against this host's GPUs (or --gpu/--driver): natively from
+    SASS, by JIT from PTX, or not at all ("no kernel image is available"). Exit 1 when one cannot run."""
     from ..binaries.assess import assess
 
     paths: Sequence[str] = options["paths"]
