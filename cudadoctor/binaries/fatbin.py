@@ -36,24 +36,50 @@ FLAG_FAMILY_SPECIFIC = 0x200000
 
 MAX_FATBINS = 200_000  # libcublasLt, among the largest, holds a few thousand
 MAX_ENTRIES = 1_000_000
-PADDING_CHUNK = 64 * 1024
 MAX_PADDING = 1 << 20  # zeros between two fat binaries: alignment, a few bytes in real files
+
+
+WINDOW = 512  # bytes read at a time: a fat binary header, its padding and the first entry header in one read
+
+
+class _Window:
+    """Reads of the section through a small window: each read fetches WINDOW bytes (never past
+    the section's end), so the headers that lie together cost one system call, not several."""
+
+    def __init__(self, stream: BinaryIO, end: int) -> None:
+        self.stream, self.end = stream, end
+        self.base, self.data = 0, b""
+
+    def at(self, offset: int, count: int) -> tuple[bytes, int]:
+        """(buffer, index): count bytes at offset are buffer[index:index + count]."""
+        index = offset - self.base
+        if 0 <= index and index + count <= len(self.data):
+            return self.data, index
+        length = min(max(count, WINDOW), self.end - offset)
+        self.stream.seek(offset)
+        data = self.stream.read(length) if length >= count else b""
+        if len(data) < count:
+            raise BinaryFormatError(f"truncated: the file ends inside the fat binary at offset {offset}")
+        self.base, self.data = offset, data
+        return data, 0
 
 
 def read_fatbins(stream: BinaryIO, offset: int, size: int) -> tuple[tuple[GpuCode, ...], int]:
     """The entries of every fat binary in ``size`` bytes at ``offset``, and how many fat binaries
     there were. Zero bytes between fat binaries are padding; anything else is an error."""
     end = offset + size
+    window = _Window(stream, end)
     position = offset
     entries: list[GpuCode] = []
+    made: dict[tuple[int, int, int, int, int, int], GpuCode] = {}  # a library repeats a few kinds of entry thousands of times
     fatbins = 0
     while position < end:
-        position = _skip_padding(stream, position, end)
+        position = _skip_padding(window, position, end)
         if position >= end:
             break
         if end - position < _HEADER.size:
             raise BinaryFormatError(f"truncated fat binary at offset {position}: {end - position} bytes left for a 16-byte header")
-        magic, version, header_size, body = _HEADER.unpack(_read(stream, position, _HEADER.size))
+        magic, version, header_size, body = _HEADER.unpack_from(*window.at(position, _HEADER.size))
         if magic != FATBIN_MAGIC:
             raise BinaryFormatError(f"corrupt fat binary at offset {position}: magic {magic:#010x}, expected {FATBIN_MAGIC:#010x}")
         if version != 1 or not _HEADER.size <= header_size <= HEADER_MAX:
@@ -64,16 +90,21 @@ def read_fatbins(stream: BinaryIO, offset: int, size: int) -> tuple[tuple[GpuCod
         fatbins += 1
         if fatbins > MAX_FATBINS:
             raise BinaryFormatError(f"too many fat binaries (more than {MAX_FATBINS})")
-        _read_entries(stream, start, start + body, entries)
+        _read_entries(window, start, start + body, entries, made)
         position = start + body
     return tuple(entries), fatbins
 
 
-def _read_entries(stream: BinaryIO, position: int, end: int, into: list[GpuCode]) -> None:
+def _read_entries(window: _Window, position: int, end: int, into: list[GpuCode], made: dict[tuple[int, int, int, int, int, int], GpuCode]) -> None:
     while position < end:
         if end - position < ENTRY_MIN:
             raise BinaryFormatError(f"truncated fat binary entry at offset {position}: {end - position} bytes left for a {ENTRY_MIN}-byte header")
-        (kind, _, header_size, payload, _, _, minor, major, arch, _, _, flags) = _ENTRY.unpack(_read(stream, position, _ENTRY.size))
+        index = position - window.base  # the window's fast path, inlined: this loop runs once per entry
+        if index < 0 or index + _ENTRY.size > len(window.data):
+            data, index = window.at(position, _ENTRY.size)
+        else:
+            data = window.data
+        (kind, _, header_size, payload, _, _, minor, major, arch, _, _, flags) = _ENTRY.unpack_from(data, index)
         if not ENTRY_MIN <= header_size <= ENTRY_MAX:
             raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: header size {header_size}")
         if payload > end - position - header_size:
@@ -83,39 +114,35 @@ def _read_entries(stream: BinaryIO, position: int, end: int, into: list[GpuCode]
         if kind in (KIND_PTX, KIND_ELF):
             if len(into) >= MAX_ENTRIES:
                 raise BinaryFormatError(f"too many fat binary entries (more than {MAX_ENTRIES})")
-            if not 0 < arch < 10_000:
-                raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: architecture {arch}")
-            suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
-            into.append(
-                GpuCode(
+            key = (kind, arch, major, minor, flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC), flags & FLAG_COMPRESSED)
+            entry = made.get(key)
+            if entry is None:
+                if not 0 < arch < 10_000:
+                    raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: architecture {arch}")
+                entry = made[key] = GpuCode(
                     kind=PTX if kind == KIND_PTX else SASS,
                     arch=arch,
-                    suffix=suffix,
+                    suffix="a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else "",
                     ptx_isa=f"{major}.{minor}" if kind == KIND_PTX else None,
                     compressed=bool(flags & FLAG_COMPRESSED),
                 )
-            )
+            into.append(entry)
         # other kinds (LTO-IR, index entries) carry no code a GPU loads: skipped by their sizes
         position += header_size + payload  # header_size >= 64: every turn advances
 
 
-def _skip_padding(stream: BinaryIO, position: int, end: int) -> int:
+def _skip_padding(window: _Window, position: int, end: int) -> int:
     """The offset of the first non-zero byte at or after position (end when there is none)."""
     start = position
     while position < end:
         if position - start > MAX_PADDING:
             raise BinaryFormatError(f"corrupt fat binary section: more than {MAX_PADDING} zero bytes at offset {start}")
-        chunk = _read(stream, position, min(PADDING_CHUNK, end - position))
+        data, index = window.at(position, min(16, end - position))
+        if data[index]:
+            return position
+        chunk = data[index:]
         stripped = len(chunk) - len(chunk.lstrip(b"\0"))
         if stripped < len(chunk):
             return position + stripped
         position += len(chunk)
     return end
-
-
-def _read(stream: BinaryIO, offset: int, count: int) -> bytes:
-    stream.seek(offset)
-    data = stream.read(count)
-    if len(data) != count:
-        raise BinaryFormatError(f"truncated: the file ends inside the fat binary at offset {offset}")
-    return data
