@@ -231,13 +231,17 @@ class TorchFacts:
     cuda: Optional[str] = None  # "12.1" (torch.version.cuda)
     location: Optional[str] = None
     runtime_probed: bool = False
-    arch_list: tuple[str, ...] = ()  # ("sm_50", ..., "sm_90")
+    arch_list: tuple[str, ...] = ()  # ("sm_50", ..., "sm_90", "compute_90")
     cudnn: Optional[str] = None
     nccl: Optional[str] = None
     cuda_available: Optional[bool] = None
     device_count: Optional[int] = None
     cuda_error: Optional[str] = None
     runtime_error: Optional[str] = None  # the runtime probe itself failed: import error, timeout
+    # Where arch_list comes from: "binary" (read from torch/lib/libtorch_cuda*.so's fat binaries,
+    # without importing torch), "runtime" (torch.cuda.get_arch_list(), --torch-runtime), None (empty).
+    arch_evidence: Optional[str] = None
+    binary_error: Optional[str] = None  # libtorch_cuda*.so is there but could not be read
 
 
 @record

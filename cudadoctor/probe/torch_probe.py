@@ -112,9 +112,41 @@ def probe_torch_metadata(paths: Optional[Sequence[str]] = None) -> TorchFacts:
             text = ""
         cuda = _version_py_field(text, "cuda")
         hip = _version_py_field(text, "hip")
-        return TorchFacts(installed=True, version=version, variant=variant_of(version, cuda, hip), cuda=cuda, location=location)
+        facts = TorchFacts(installed=True, version=version, variant=variant_of(version, cuda, hip), cuda=cuda, location=location)
+        arch_list, error = read_torch_binaries(location) if cuda else ((), None)
+        if arch_list or error:
+            facts = replace(facts, arch_list=arch_list, arch_evidence="binary" if arch_list else None, binary_error=error)
+        return facts
     except Exception as exc:  # an odd site-packages must not stop the check
         return TorchFacts(installed=False, runtime_error=f"reading torch's metadata failed: {exc}")
+
+
+# The libraries that hold torch's CUDA kernels: one since 1.13, split in two in some 1.x builds.
+TORCH_CUDA_LIBRARIES = ("libtorch_cuda.so", "libtorch_cuda_cu.so", "libtorch_cuda_cpp.so")
+
+
+def read_torch_binaries(location: str) -> tuple[tuple[str, ...], Optional[str]]:
+    """The arch list torch.cuda.get_arch_list() would give (sm_80 ... compute_90), read from the
+    fat binaries of torch/lib/libtorch_cuda*.so without importing torch; (), None when there is
+    no such library; (), the one-line reason when one cannot be read."""
+    from ..binaries.errors import BinaryFormatError
+    from ..binaries.judge import arch_list
+    from ..binaries.code import GpuCode
+    from ..binaries.read import read_binary
+
+    entries: list[GpuCode] = []
+    for name in TORCH_CUDA_LIBRARIES:
+        path = os.path.join(location, "lib", name)
+        try:
+            with open(path, "rb", buffering=0) as stream:  # small reads far apart: no buffer to refill at each
+                entries.extend(read_binary(stream, os.fstat(stream.fileno()).st_size).entries)
+        except FileNotFoundError:
+            continue
+        except BinaryFormatError as exc:
+            return (), f"{path}: {exc}"
+        except OSError as exc:
+            return (), f"{path}: cannot read it ({exc.strerror or exc})"
+    return tuple(arch_list(entries).split()), None
 
 
 def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT_S, python: Optional[str] = None) -> TorchFacts:
@@ -152,6 +184,7 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
         runtime_probed=True,
         cuda=data.get("cuda"),
         arch_list=tuple(str(a) for a in data.get("arch_list") or ()),
+        arch_evidence="runtime" if data.get("arch_list") else None,
         cudnn=str(cudnn) if cudnn is not None else None,
         nccl=str(data["nccl"]) if data.get("nccl") is not None else None,
         cuda_available=bool(data.get("available")),

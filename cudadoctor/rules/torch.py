@@ -16,6 +16,8 @@ SOURCE = "the installed torch (package metadata, torch/version.py)"
 
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
+BINARY_SOURCE = "the installed torch's binaries (the .nv_fatbin sections of torch/lib/libtorch_cuda*.so)"
+
 
 def _release_of(torch: TorchFacts, table: CompatTable) -> Optional[PytorchRelease]:
     version = _package_version(torch)
@@ -100,7 +102,8 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
                     source=source,
                 )
             )
-    findings.extend(_arch_findings(ctx, torch, name, source))
+    findings.extend(_arch_findings(ctx, torch, name, BINARY_SOURCE if torch.arch_evidence == "binary" else source))
+    findings.extend(_binary_findings(ctx, torch, name))
     failing = any(f.severity == FAIL for f in findings)
     if torch.runtime_probed and torch.cuda_available is False and not failing and not torch.runtime_error:
         findings.append(
@@ -177,6 +180,42 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
         f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
         f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
     )
+
+
+def _binary_findings(ctx: CheckContext, torch: TorchFacts, name: str) -> list[Finding]:
+    """What the binaries say beside the table: unreadable, or another arch list than the table's."""
+    if torch.binary_error:
+        return [
+            Finding(
+                code="torch-binary-unreadable",
+                severity=INFO,
+                title=f"{name}: its CUDA library could not be read, so the table's arch list is used",
+                detail=torch.binary_error + ".",
+                hint="Reinstall torch if the file is cut short; `--torch-runtime` asks torch itself.",
+                source=BINARY_SOURCE,
+            )
+        ]
+    if torch.arch_evidence != "binary":
+        return []
+    release = _release_of(torch, ctx.table)
+    variant = release.variant(torch.variant or "") if release else None
+    if variant is None or not variant.arch_list:
+        return []
+    sass, ptx = _runtime_arch(torch.arch_list)
+    if set(sass) == set(variant.arch_list) and set(ptx) == set(variant.ptx):
+        return []
+    read = ", ".join(torch.arch_list)
+    return [
+        Finding(
+            code="torch-arch-table-disagrees",
+            severity=INFO,
+            title=f"{name}: its binaries carry another arch list than the table records for {release.version if release else ''} {variant.name}",
+            detail=f"Read from its binaries: {read}. The table: {variant.arch_summary()} ({ctx.table.cite(variant.source)}, evidence "
+                f"{variant.evidence}). The binaries are what runs, so they are what was judged: a custom or nightly build, or a table to correct.",
+            hint="If this is the published wheel, report the table row (with `cudadoctor scan --json` of the wheel).",
+            source=BINARY_SOURCE,
+        )
+    ]
 
 
 def _arch_findings(ctx: CheckContext, torch: TorchFacts, name: str, source: str) -> list[Finding]:
