@@ -236,3 +236,39 @@ def test_without_any_gpu_the_code_is_listed_and_nothing_fails(tmp_path: Path, li
     data = json.loads(run.stdout)
     assert data["gpus"] == [] and [f["code"] for f in data["findings"]] == ["scan-no-gpu"]
     assert data["packages"][0]["binaries"][0]["sass"] == ["sm_80", "sm_90a", "sm_80", "sm_90a"]
+
+
+# ---- the front-to-back reader (tar streams) on the same files ------------------------------------
+
+
+def read_forward_bytes(data: bytes, size: int | None = None) -> BinaryCode:
+    from cudadoctor.binaries.stream import read_forward
+
+    stream = Bounded(data)
+    return read_forward(stream.read, len(data) if size is None else size)
+
+
+def test_front_to_back_reading_finds_the_same_code(library: Path) -> None:
+    data = library.read_bytes()
+    assert read_forward_bytes(data) == read_bytes(data)
+
+
+def test_a_stream_shorter_than_announced_is_a_one_line_error(library: Path) -> None:
+    data = library.read_bytes()
+    with pytest.raises(BinaryFormatError, match="the stream ended"):
+        read_forward_bytes(data[: len(data) // 2], size=len(data))
+
+
+def test_front_to_back_random_corruption_gives_a_listing_or_one_line(library: Path) -> None:
+    data = library.read_bytes()
+    at = fatbin_offset(data)
+    rng = random.Random(7)
+    hot = list(range(0, 64)) + list(range(at, at + 400))
+    for _ in range(800):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            mutated[rng.choice(hot)] = rng.randrange(256)
+        try:
+            read_forward_bytes(bytes(mutated))
+        except BinaryFormatError as exc:
+            assert "\n" not in str(exc)

@@ -275,3 +275,63 @@ def test_scan_reads_the_environment_of_the_interpreter_given_with_python(tmp_pat
     run = scan("--python", str(env / "bin" / "python"), "--gpu", "RTX 5090", "--driver", "580.65.06")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "flash-attn 2.8.3 has no code for sm_120" in run.stdout
+
+
+def test_scan_judges_against_the_gpus_nvml_reports(venv: Path, fake_nvml_env, tmp_path: Path) -> None:
+    """No --gpu: the host's GPUs and driver through the real nvidia-ml-py (against the C stand-in)."""
+    from test_torch import gpu_host
+
+    env = gpu_host(fake_nvml_env, tmp_path, driver="580.65.06", cuda=13000, gpus=({"name": "NVIDIA GeForce RTX 5090", "cc": "12.0", "memory": 34190917632},))
+    run = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", str(venv), "--json"], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    data = json.loads(run.stdout)
+    assert data["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"}]
+    assert data["driver"] == {"version": "580.65.06", "cuda": "13.0"}
+    assert [f["title"] for f in data["findings"] if f["severity"] == "fail"] == [
+        "flash-attn 2.8.3 has no code for sm_120: it will fail on the NVIDIA GeForce RTX 5090"
+    ]
+
+
+# ---- read front to back (a tar stream) and through an image -----------------------------------
+
+
+def read_forward_file(path: Path, chunk: int = 4096):  # type: ignore[no-untyped-def]
+    from cudadoctor.binaries.stream import read_forward
+
+    with open(path, "rb") as stream:
+        return read_forward(lambda n: stream.read(min(n, chunk)), path.stat().st_size)
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES] + ["two-fatbins"])
+def test_reading_front_to_back_gives_what_seeking_gives(built: dict[str, Path], name: str) -> None:
+    assert read_forward_file(built[name]) == read(built[name])
+
+
+def test_reading_libcurand_front_to_back_gives_what_seeking_gives(tools: NvidiaTools) -> None:
+    assert read_forward_file(Path(tools.curand), chunk=1 << 20) == read(Path(tools.curand))
+
+
+def test_scan_reads_an_image_through_the_archive_api(venv: Path, docker_host: str) -> None:
+    import docker_daemon
+
+    site = venv / "lib" / "python3.11" / "site-packages"
+    files = {f"site/{p.relative_to(site)}": p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    tag = "cudadoctor-test/scan-image:1"
+    docker_daemon.build_image_from(docker_host, tag, "FROM scratch\nCOPY site /usr/local/lib/python3.11/site-packages\n", files)
+    env = {**os.environ, "DOCKER_HOST": docker_host}
+    run = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", tag, "--gpu", "RTX 5090", "--driver", "580.65.06", "--json"],
+                         capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    data = json.loads(run.stdout)
+    assert data["sources"][0] == {"kind": "image", "location": tag, "python": None}
+    packages = {p["name"]: p for p in data["packages"]}
+    assert packages["flash-attn"]["binaries"][0]["sass"] == ["sm_80", "sm_90"]
+    assert packages["flash-attn"]["binaries"][0]["path"] == "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so"
+    assert packages["torch"]["binaries"][0]["cuda_runtime"] == "12"
+    assert [f["code"] for f in data["findings"] if f["severity"] == "fail"] == ["binary-no-kernel-image"]
+    h100 = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", tag, "--gpu", "H100"],
+                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    assert h100.returncode == 0, h100.stdout + h100.stderr
+    missing = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", "cudadoctor-test/absent:1"],
+                             capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1 and "pull it first" in missing.stderr

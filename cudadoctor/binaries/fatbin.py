@@ -16,14 +16,14 @@ of a PTX entry), 28 u32 arch (80 for sm_80), 40 u64 flags (0x2000 and 0x8000: co
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO
+from typing import BinaryIO, Optional
 
 from .code import PTX, SASS, GpuCode
 from .errors import BinaryFormatError
 
 FATBIN_MAGIC = 0xBA55ED50
-_HEADER = struct.Struct("<IHHQ")  # magic, version, header size, size of the entries
-_ENTRY = struct.Struct("<HHIQIIHHIIIQ")  # the first 48 bytes of an entry header
+FATBIN_HEADER = struct.Struct("<IHHQ")  # magic, version, header size, size of the entries
+ENTRY_HEADER = struct.Struct("<HHIQIIHHIIIQ")  # the first 48 bytes of an entry header
 ENTRY_MIN = 64  # the smallest entry header NVIDIA's tools write
 ENTRY_MAX = 64 * 1024  # an entry header holds a name and options: kilobytes at most
 HEADER_MAX = 4096
@@ -77,12 +77,12 @@ def read_fatbins(stream: BinaryIO, offset: int, size: int) -> tuple[tuple[GpuCod
         position = _skip_padding(window, position, end)
         if position >= end:
             break
-        if end - position < _HEADER.size:
+        if end - position < FATBIN_HEADER.size:
             raise BinaryFormatError(f"truncated fat binary at offset {position}: {end - position} bytes left for a 16-byte header")
-        magic, version, header_size, body = _HEADER.unpack_from(*window.at(position, _HEADER.size))
+        magic, version, header_size, body = FATBIN_HEADER.unpack_from(*window.at(position, FATBIN_HEADER.size))
         if magic != FATBIN_MAGIC:
             raise BinaryFormatError(f"corrupt fat binary at offset {position}: magic {magic:#010x}, expected {FATBIN_MAGIC:#010x}")
-        if version != 1 or not _HEADER.size <= header_size <= HEADER_MAX:
+        if version != 1 or not FATBIN_HEADER.size <= header_size <= HEADER_MAX:
             raise BinaryFormatError(f"corrupt fat binary at offset {position}: version {version}, header size {header_size}")
         start = position + header_size
         if start > end or body > end - start:
@@ -100,35 +100,46 @@ def _read_entries(window: _Window, position: int, end: int, into: list[GpuCode],
         if end - position < ENTRY_MIN:
             raise BinaryFormatError(f"truncated fat binary entry at offset {position}: {end - position} bytes left for a {ENTRY_MIN}-byte header")
         index = position - window.base  # the window's fast path, inlined: this loop runs once per entry
-        if index < 0 or index + _ENTRY.size > len(window.data):
-            data, index = window.at(position, _ENTRY.size)
+        if index < 0 or index + ENTRY_HEADER.size > len(window.data):
+            data, index = window.at(position, ENTRY_HEADER.size)
         else:
             data = window.data
-        (kind, _, header_size, payload, _, _, minor, major, arch, _, _, flags) = _ENTRY.unpack_from(data, index)
+        fields = ENTRY_HEADER.unpack_from(data, index)
+        header_size, payload = fields[2], fields[3]
         if not ENTRY_MIN <= header_size <= ENTRY_MAX:
             raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: header size {header_size}")
         if payload > end - position - header_size:
             raise BinaryFormatError(
                 f"truncated fat binary entry at offset {position}: its payload of {payload} bytes runs past its fat binary"
             )
-        if kind in (KIND_PTX, KIND_ELF):
+        entry = entry_code(fields, made, position)
+        if entry is not None:
             if len(into) >= MAX_ENTRIES:
                 raise BinaryFormatError(f"too many fat binary entries (more than {MAX_ENTRIES})")
-            key = (kind, arch, major, minor, flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC), flags & FLAG_COMPRESSED)
-            entry = made.get(key)
-            if entry is None:
-                if not 0 < arch < 10_000:
-                    raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: architecture {arch}")
-                entry = made[key] = GpuCode(
-                    kind=PTX if kind == KIND_PTX else SASS,
-                    arch=arch,
-                    suffix="a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else "",
-                    ptx_isa=f"{major}.{minor}" if kind == KIND_PTX else None,
-                    compressed=bool(flags & FLAG_COMPRESSED),
-                )
             into.append(entry)
         # other kinds (LTO-IR, index entries) carry no code a GPU loads: skipped by their sizes
         position += header_size + payload  # header_size >= 64: every turn advances
+
+
+def entry_code(fields: tuple[int, ...], made: dict[tuple[int, int, int, int, int, int], GpuCode], position: int) -> Optional[GpuCode]:
+    """The GpuCode of an entry header's fields (as ENTRY_HEADER unpacks them), None for a kind that
+    holds no code a GPU loads; one record per distinct kind of entry, kept in made."""
+    kind, minor, major, arch, flags = fields[0], fields[6], fields[7], fields[8], fields[11]
+    if kind not in (KIND_PTX, KIND_ELF):
+        return None
+    key = (kind, arch, major, minor, flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC), flags & FLAG_COMPRESSED)
+    entry = made.get(key)
+    if entry is None:
+        if not 0 < arch < 10_000:
+            raise BinaryFormatError(f"corrupt fat binary entry at offset {position}: architecture {arch}")
+        entry = made[key] = GpuCode(
+            kind=PTX if kind == KIND_PTX else SASS,
+            arch=arch,
+            suffix="a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else "",
+            ptx_isa=f"{major}.{minor}" if kind == KIND_PTX else None,
+            compressed=bool(flags & FLAG_COMPRESSED),
+        )
+    return entry
 
 
 def _skip_padding(window: _Window, position: int, end: int) -> int:

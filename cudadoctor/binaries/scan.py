@@ -11,6 +11,7 @@ from .code import BinaryCode
 ENVIRONMENT = "environment"
 DIRECTORY = "directory"
 WHEEL = "wheel"
+IMAGE = "image"
 
 
 @record
@@ -28,7 +29,7 @@ class ScannedFile:
 class ScanSource:
     """One thing scanned, and the ELF files in it (files without GPU code included)."""
 
-    kind: str  # environment | directory | wheel
+    kind: str  # environment | directory | wheel | image
     location: str
     files: tuple[ScannedFile, ...]
     python: Optional[str] = None  # the interpreter whose environment this is

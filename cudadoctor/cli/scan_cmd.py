@@ -9,7 +9,7 @@ import click
 
 from .errors import EXIT_FAIL, EXIT_OK, InputError, say
 from .inputs import emit_json, load_table_or_fail
-from .options import nvml_options, non_empty, table_options
+from .options import non_empty, nvml_options, seconds_option, table_options
 
 
 @click.command()
@@ -29,6 +29,14 @@ from .options import nvml_options, non_empty, table_options
     help="What-if: judge against this GPU (compute capability such as 12.0, or a product such as \"RTX 5090\"); repeatable.",
 )
 @click.option("--driver", metavar="VERSION", callback=non_empty, help="What-if: judge PTX against this NVIDIA driver (e.g. 580.65.06).")
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    metavar="REF",
+    help="Scan a local container image's Python packages, read through the Docker archive API (never run); repeatable.",
+)
+@seconds_option("--timeout", 0.1, 600, 60.0, "Bound on each Docker daemon call of --image.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema: `cudadoctor schema scan`).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the GPUs each package runs natively on when another GPU fails.")
 @table_options
@@ -42,11 +50,11 @@ def scan(ctx: click.Context, /, **options: Any) -> None:
     from ..binaries.assess import assess
 
     paths: Sequence[str] = options["paths"]
-    if paths and options["python"]:
-        raise InputError("give PATH or --python, not both")
+    if options["python"] and (paths or options["images"]):
+        raise InputError("give PATH or --image, or --python, not both")
     table = load_table_or_fail(options["table_path"])
     gpus, driver = _gpus_and_driver(table, options["gpus"], options["driver"], options["nvml_timeout"])
-    sources = _scan(paths, options["python"])
+    sources = _scan(paths, options["python"], options["images"], options["timeout"])
     result = assess(sources, gpus, driver)
     if options["as_json"]:
         from ..report.scan_payload import scan_payload
@@ -88,12 +96,17 @@ def _gpus_and_driver(table: Any, gpu_specs: Sequence[str], driver_spec: Optional
     return gpus, driver
 
 
-def _scan(paths: Sequence[str], python: Optional[str]) -> tuple[Any, ...]:
+def _scan(paths: Sequence[str], python: Optional[str], images: Sequence[str], timeout: float) -> tuple[Any, ...]:
     from ..probe.binaries import ScanInputError, scan_environment, scan_path
 
     try:
-        if paths:
-            return tuple(scan_path(path) for path in paths)
+        if paths or images:
+            sources = [scan_path(path) for path in paths]
+            if images:
+                from ..probe.image_binaries import scan_image
+
+                sources += [scan_image(reference, timeout) for reference in images]
+            return tuple(sources)
         if python is None:
             import shutil
 

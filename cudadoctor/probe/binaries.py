@@ -155,13 +155,13 @@ def _wheel_metadata(archive: zipfile.ZipFile) -> tuple[Optional[str], Optional[s
         if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "METADATA":
             try:
                 with archive.open(info) as stream:
-                    return _name_and_version(stream.read(MAX_METADATA))
+                    return name_and_version(stream.read(MAX_METADATA))
             except (OSError, zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError):
                 return None, None
     return None, None
 
 
-def _name_and_version(head: bytes) -> tuple[Optional[str], Optional[str]]:
+def name_and_version(head: bytes) -> tuple[Optional[str], Optional[str]]:
     name = version = None
     for line in head.decode("utf-8", "replace").splitlines():
         if not line.strip():
@@ -197,7 +197,7 @@ def _owners(directory: str) -> dict[str, tuple[str, Optional[str]]]:
 def _read_metadata(path: str) -> tuple[Optional[str], Optional[str]]:
     try:
         with open(path, "rb") as stream:
-            return _name_and_version(stream.read(MAX_METADATA))
+            return name_and_version(stream.read(MAX_METADATA))
     except OSError:
         return None, None
 
@@ -208,6 +208,11 @@ def _record_paths(path: str) -> Iterator[str]:
             data = stream.read(MAX_RECORD)
     except OSError:
         return
+    yield from record_lines(data)
+
+
+def record_lines(data: bytes) -> Iterator[str]:
+    """The paths a RECORD file lists."""
     for line in data.decode("utf-8", "replace").splitlines():
         # path,hash,size: a path holding a comma is quoted (csv); .so paths never are in practice
         listed = line[1:].split('",', 1)[0] if line.startswith('"') else line.rsplit(",", 2)[0]
