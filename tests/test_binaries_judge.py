@@ -78,3 +78,14 @@ def test_one_finding_per_package_and_gpu_naming_the_failing_binary() -> None:
     assert "ext/_a.so carries sm_80 sm_90" in failing.detail and "_b.so" not in failing.detail
     assert 'TORCH_CUDA_ARCH_LIST="12.0"' in failing.hint
     assert [b.file.path for b in result.packages[0].binaries] == ["ext/_a.so", "ext/_b.so"]  # no GPU code: not listed
+
+
+def test_a_runtime_of_a_newer_major_than_the_driver_fails_whatever_the_gpu_code() -> None:
+    cuda13 = BinaryCode(entries=(sass(90),), needed=("libcudart.so.13", "libc.so.6"), fatbins=1)
+    scanned = ScannedFile(path="ext/_c.so", package="ext", version="2.0", code=cuda13)
+    h100 = [GpuUnderTest(index=0, name="H100", compute_capability="9.0")]
+    old = assess([source(scanned)], h100, DriverUnderTest(version="570.26", cuda="12.8"))
+    assert [(f.code, f.severity) for f in old.findings] == [("binary-runtime-too-new", "fail"), ("binary-ok", "ok")]
+    assert "CUDA 13 runtime: driver 570.26 supports CUDA 12.8" in old.findings[0].title
+    new = assess([source(scanned)], h100, DriverUnderTest(version="580.65.06", cuda="13.0"))
+    assert [f.code for f in new.findings] == ["binary-ok"]

@@ -160,6 +160,7 @@ def _package_findings(package: PackageResult, gpus: Sequence[GpuUnderTest], driv
     readable = [r for r in package.binaries if r.file.code is not None]
     if not readable:
         return found
+    found.extend(_runtime_findings(package, readable, driver))
     for gpu in gpus:
         by_status: dict[str, list[tuple[BinaryResult, CodeVerdict]]] = {}
         for result in readable:
@@ -227,6 +228,31 @@ def _package_findings(package: PackageResult, gpus: Sequence[GpuUnderTest], driv
                 )
             )
     return found
+
+
+def _runtime_findings(package: PackageResult, readable: Sequence[BinaryResult], driver: Optional[DriverUnderTest]) -> list[Finding]:
+    """A binary linking a CUDA runtime of a newer major than the driver supports does not load,
+    whatever GPU code it carries (minor-version compatibility works only within one major)."""
+    driver_cuda = parse_cc(driver.cuda) if driver is not None and driver.cuda else None
+    if driver is None or driver_cuda is None:
+        return []
+    newer = [r for r in readable if r.file.code is not None and (r.file.code.cuda_runtime or "0").isdigit() and int(r.file.code.cuda_runtime or 0) > driver_cuda[0]]
+    if not newer:
+        return []
+    runtime = max(int(r.file.code.cuda_runtime or 0) for r in newer if r.file.code is not None)
+    return [
+        Finding(
+            "binary-runtime-too-new",
+            "fail",
+            f"{package.label} links the CUDA {runtime} runtime: driver {driver.version} supports CUDA {driver.cuda}, so it will not load",
+            detail="; ".join(f"{r.file.path} needs libcudart.so.{r.file.code.cuda_runtime}" for r in newer if r.file.code is not None)
+            + ". CUDA answers \"CUDA driver version is insufficient for CUDA runtime version\" (minor-version compatibility "
+            "spans only one major release).",
+            hint=f"Upgrade the driver to one that supports CUDA {runtime}, or install a build of {package.name} made for CUDA {driver_cuda[0]}.",
+            source="NVIDIA CUDA Compatibility guide (minor-version compatibility within a major release)",
+            subject="binaries",
+        )
+    ]
 
 
 def _carries(result: BinaryResult) -> str:

@@ -221,10 +221,15 @@ def record_lines(data: bytes) -> Iterator[str]:
 
 
 def _scan_tree(root: str) -> Iterable[ScannedFile]:
-    owners = _owners(root)
+    """Every ELF shared object under root; a file a *.dist-info RECORD lists (in any directory
+    met, read before the walk descends into its siblings) is its package's, shown relative to
+    that directory."""
+    owners: dict[str, tuple[str, Optional[str], str]] = {}
     seen = 0
     for directory, subdirs, names in os.walk(root):
         subdirs.sort()
+        if any(d.endswith(".dist-info") for d in subdirs):
+            owners.update({path: (name, version, directory) for path, (name, version) in _owners(directory).items()})
         for name in sorted(names):
             if not SHARED_OBJECT.search(name):
                 continue
@@ -235,7 +240,8 @@ def _scan_tree(root: str) -> Iterable[ScannedFile]:
             if seen > MAX_FILES:
                 return
             owner = owners.get(os.path.normpath(full))
-            scanned = _read_file(full, os.path.relpath(full, root), owner)
+            shown = os.path.relpath(full, owner[2] if owner else root)
+            scanned = _read_file(full, shown, owner[:2] if owner else None)
             if scanned is not None:
                 yield scanned
 
