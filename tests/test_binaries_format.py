@@ -272,3 +272,28 @@ def test_front_to_back_random_corruption_gives_a_listing_or_one_line(library: Pa
             read_forward_bytes(bytes(mutated))
         except BinaryFormatError as exc:
             assert "\n" not in str(exc)
+
+
+def test_a_huge_sparse_section_is_refused_after_a_bounded_read(tmp_path: Path, library: Path) -> None:
+    """A 4 GiB .nv_fatbin section of zeros (a sparse file): refused after 1 MiB, not read through."""
+    data = library.read_bytes()
+    elf = read_elf(io.BytesIO(data), len(data))
+    index = next(i for i, s in enumerate(elf.sections) if s.name == ".nv_fatbin")
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    header = shoff + index * 64
+    huge = tmp_path / "libhuge.so"
+    huge.write_bytes(patched(data, header + 24, struct.pack("<QQ", len(data), 4 << 30)))
+    with open(huge, "r+b") as stream:
+        stream.truncate(len(data) + (4 << 30))
+
+    class Counting(io.FileIO):
+        asked = 0
+
+        def read(self, count: int = -1) -> bytes:  # type: ignore[override]
+            assert 0 <= count <= 1 << 20
+            Counting.asked += count
+            return super().read(count)
+
+    with Counting(str(huge), "r") as stream, pytest.raises(BinaryFormatError, match="zero bytes"):
+        read_binary(stream, huge.stat().st_size)
+    assert Counting.asked < 4 << 20

@@ -18,6 +18,7 @@ from .errors import BinaryFormatError
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
 ELFDATA2LSB = 1
+SHT_NULL = 0
 SHT_NOBITS = 8
 SHT_DYNAMIC = 6
 DT_NULL = 0
@@ -112,9 +113,9 @@ def read_elf(stream: BinaryIO, size: int) -> ElfFile:
         names = read_exact(stream, names_header[4], names_header[5], "the section-name table") if names_header[1] != SHT_NOBITS else b""
     sections = []
     for index, (name_at, kind, _, _, offset, length, link, _, _, _) in enumerate(raw):
-        if kind == SHT_NOBITS:
+        if kind in (SHT_NULL, SHT_NOBITS):  # no bytes in the file (section 0 is SHT_NULL)
             length = 0
-        elif index:
+        else:
             _check_range(raw[index], size, f"section {index}")
         sections.append(Section(name=_name(names, name_at), type=kind, offset=offset, size=length, link=link))
     return ElfFile(size=size, sections=tuple(sections), is_elf64=True)
