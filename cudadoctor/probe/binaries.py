@@ -19,6 +19,7 @@ from ..binaries.code import BinaryCode
 from ..binaries.elf import is_elf
 from ..binaries.errors import BinaryFormatError
 from ..binaries.read import read_binary
+from ..binaries.stream import read_forward
 from ..binaries.scan import DIRECTORY, ENVIRONMENT, WHEEL, ScannedFile, ScanSource
 
 # libfoo.so, libfoo.so.12, libfoo.so.12.8.90, _C.cpython-311-x86_64-linux-gnu.so
@@ -139,9 +140,14 @@ def scan_wheel(path: str) -> ScanSource:
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: Optional[str], version: Optional[str]) -> Optional[ScannedFile]:
     try:
         with archive.open(info) as stream:
-            if not is_elf(stream.read(4)):
+            head = stream.read(4)
+            if not is_elf(head):
                 return None
-            code = read_binary(stream, info.file_size)  # type: ignore[arg-type]  # ZipExtFile is a seekable binary stream
+            if info.compress_type == zipfile.ZIP_STORED:  # seeking in a stored member is cheap: read headers only
+                code = read_binary(stream, info.file_size)  # type: ignore[arg-type]  # ZipExtFile is a seekable binary stream
+            else:  # a deflated member seeks back only by inflating again: one pass, front to back
+                pending = [head]
+                code = read_forward(lambda count: pending.pop() if pending else stream.read(count), info.file_size)
     except BinaryFormatError as exc:
         return ScannedFile(path=info.filename, package=name, version=version, code=None, error=str(exc))
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError) as exc:
