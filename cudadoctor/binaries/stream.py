@@ -39,6 +39,7 @@ CHUNK = 1 << 20
 HEAD = 4 << 20  # kept from the start: ELF and program headers, .dynsym/.dynstr in a usual layout
 BEFORE_SECTIONS = 1 << 20  # kept before the section table: the section names lie there
 REGION_MAX = 8 << 20  # any one kept region
+ALIGNMENT_SLACK = 64  # bytes between fat binaries in .nv_fatbin: NVIDIA's tools leave none, assemblers align to 8 or 16
 _PROGRAM = struct.Struct("<IIQQQQQQ")  # Elf64_Phdr
 PT_DYNAMIC = 2
 
@@ -193,6 +194,16 @@ def _regions(head: bytes, size: int) -> list[tuple[int, int]]:
     return regions
 
 
+def _check_covered(start: int, end: int, inside: list[tuple[int, int, int, int]]) -> None:
+    """The fat binaries found must fill the section, but for alignment: bytes there that no header
+    accounts for are a fat binary whose header is corrupt (the seekable reader names it so too)."""
+    at = start
+    for begin, finish, _, _ in inside + [(end, end, 0, 0)]:
+        if begin - at > ALIGNMENT_SLACK:
+            raise BinaryFormatError(f"corrupt fat binary section: {begin - at} bytes at offset {at} are not a fat binary")
+        at = finish
+
+
 def _in_section(kept: Optional[_Kept], size: int, found: list[tuple[int, int, int, int]], entries: list[GpuCode]) -> BinaryCode:
     """The fat binaries inside .nv_fatbin, and DT_NEEDED, from the kept regions; every fat binary
     found when the section table was not kept (a file laid out unusually)."""
@@ -204,6 +215,7 @@ def _in_section(kept: Optional[_Kept], size: int, found: list[tuple[int, int, in
     section = elf.section(".nv_fatbin") if elf is not None else None
     if section is not None:
         inside = [f for f in found if section.offset <= f[0] and f[1] <= section.offset + section.size]
+        _check_covered(section.offset, section.offset + section.size, inside)
         entries = [e for start, _, first, count in inside for e in entries[first : first + count]]
         found = inside
     needed: tuple[str, ...] = ()
