@@ -297,3 +297,19 @@ def test_a_huge_sparse_section_is_refused_after_a_bounded_read(tmp_path: Path, l
     with Counting(str(huge), "r") as stream, pytest.raises(BinaryFormatError, match="zero bytes"):
         read_binary(stream, huge.stat().st_size)
     assert Counting.asked < 4 << 20
+
+
+def test_stored_and_deflated_wheel_members_are_read_alike(tmp_path: Path, library: Path) -> None:
+    """A stored member is read by seeking to its headers, a deflated one front to back."""
+    data = library.read_bytes()
+    wheel = tmp_path / "both-1.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("both/_stored.so"), data, compress_type=zipfile.ZIP_STORED)
+        archive.writestr(zipfile.ZipInfo("both/_deflated.so"), data, compress_type=zipfile.ZIP_DEFLATED)
+        archive.writestr("both-1.0.dist-info/METADATA", "Name: both\nVersion: 1.0\n\n")
+    run = scan(str(wheel), "--gpu", "A100", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    binaries = json.loads(run.stdout)["packages"][0]["binaries"]
+    assert [b["path"] for b in binaries] == ["both/_stored.so", "both/_deflated.so"]
+    assert binaries[0]["sass"] == binaries[1]["sass"] == ["sm_80", "sm_90a", "sm_80", "sm_90a"]
+    assert binaries[0]["needed"] == binaries[1]["needed"] and binaries[0]["cuda_runtime"] == "12"
