@@ -92,7 +92,7 @@ def scan_environment(python: str, timeout: float = PYTHON_TIMEOUT_S) -> ScanSour
     files: list[ScannedFile] = []
     for directory in dirs:
         files.extend(_scan_tree(directory))
-    return ScanSource(kind=ENVIRONMENT, location=", ".join(dirs) or python, files=tuple(files), python=f"{python} ({version})" if version else python)
+    return ScanSource(kind=ENVIRONMENT, location=", ".join(dirs) or python, files=tuple(files), python=f"{python}, Python {version}" if version else python)
 
 
 def scan_path(path: str) -> ScanSource:

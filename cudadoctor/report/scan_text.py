@@ -15,7 +15,9 @@ def scan_lines(result: ScanResult, verbose: bool = False) -> list[str]:
     against = ", ".join(f"{g.name} ({g.sm})" for g in result.gpus) or "no GPU"
     if result.driver is not None and result.driver.version:
         against += f", driver {result.driver.version}" + (f" (CUDA {result.driver.cuda})" if result.driver.cuda else "")
-    lines.append(f"  {result.files_read} shared object(s) read; {len(result.packages)} with GPU code; judged against {against}")
+    where = "; ".join(f"{s.kind} {s.location}" + (f" ({s.python})" if s.python else "") for s in result.sources)
+    lines.append(f"  {result.files_read} shared object(s) read in {where}")
+    lines.append(f"  {len(result.packages)} with GPU code, judged against {against}")
     own = {id(f) for p in result.packages for f in p.findings}
     general = [f for f in result.findings if id(f) not in own]
     for finding in general:
