@@ -68,3 +68,27 @@ def test_an_unreadable_torch_library_falls_back_to_the_table(fake_nvml_env, tmp_
     assert finding["severity"] == "info" and "truncated" in finding["detail"]
     assert run.data["host"]["torch"]["arch_evidence"] is None
     assert "torch-arch-missing" not in run.codes  # the table's 2.9 cu128 carries sm_120
+
+
+def test_an_extension_beside_torch_is_judged_from_its_binaries(fake_nvml_env, tmp_path, toolchain) -> None:
+    """torch carries sm_120; flash-attn (which requires torch) only sm_80/sm_90: the job fails once
+    it is imported, and check says so. A package that does not require torch is not judged."""
+    nvrtc, nvfatbin = toolchain
+    site = torch_with_binaries(tmp_path, "2.9.1+cu128", "12.8", ["sm_80", "sm_90", "sm_120"], toolchain)
+    for name, requires, targets in (("flash_attn", "Requires-Dist: torch\nRequires-Dist: einops\n", ["sm_80", "sm_90"]),
+                                    ("other_gpu", "Requires-Dist: numpy\n", ["sm_80"])):  # fmt: skip
+        library = wrap_shared_object(tmp_path / "build" / name, f"{name}_cuda.so", [nvfatbin.build(nvrtc, targets)])
+        (site / name).mkdir()
+        (site / name / library.name).write_bytes(library.read_bytes())
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: 1.0\n{requires}\n")
+        (info / "RECORD").write_text(f"{name}/{library.name},,\n{info.name}/METADATA,,\n")
+    run = run_check(gpu_host(fake_nvml_env, tmp_path, gpus=(RTX_5090,), pythonpath=site))
+    extensions = run.data["host"]["torch"]["extensions"]
+    assert extensions == [{"name": "flash-attn", "version": "1.0", "arch_list": ["sm_80", "sm_90"], "error": None}]
+    failing = run.find("torch-extension-arch-missing")
+    assert failing["severity"] == "fail" and failing["title"].startswith("flash-attn 1.0, installed beside 2.9.1+cu128, has no code for")
+    assert "sm_120" in failing["title"] and BINARY_SOURCE in failing["source"]
+    assert run.find("torch-ok")["severity"] == "ok"  # torch itself fits
+    assert run.status == 1

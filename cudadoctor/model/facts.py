@@ -222,6 +222,17 @@ class ImageFacts:
 
 
 @record
+class TorchExtensionFacts:
+    """A package installed beside a CUDA torch that depends on it and carries GPU code (flash-attn,
+    xformers, a team's own), with the targets its binaries were read to carry."""
+
+    name: str
+    version: Optional[str] = None
+    arch_list: tuple[str, ...] = ()  # ("sm_80", "sm_90", "compute_90"), as TorchFacts.arch_list
+    error: Optional[str] = None  # one of its binaries could not be read
+
+
+@record
 class TorchFacts:
     """An installed torch, from its package metadata (cheap) and, when asked, from importing it."""
 
@@ -242,6 +253,7 @@ class TorchFacts:
     # without importing torch), "runtime" (torch.cuda.get_arch_list(), --torch-runtime), None (empty).
     arch_evidence: Optional[str] = None
     binary_error: Optional[str] = None  # libtorch_cuda*.so is there but could not be read
+    extensions: tuple[TorchExtensionFacts, ...] = ()  # packages beside it that require torch and carry GPU code
 
 
 @record

@@ -142,6 +142,7 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
                 detail=f"At {torch.location}.",
                 source=source,
             ))
+    findings.extend(_extension_findings(ctx, torch))  # after torch-ok: torch itself fits, an extension beside it may not
     return findings
 
 
@@ -180,6 +181,36 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
         f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
         f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
     )
+
+
+def _extension_findings(ctx: CheckContext, torch: TorchFacts) -> list[Finding]:
+    """Each package beside torch that requires it, judged from its own binaries: the extension
+    that fails a job torch alone runs ("no kernel image" only once it is imported)."""
+    host = ctx.host
+    findings = []
+    for extension in torch.extensions:
+        label = f"{extension.name} {extension.version}" if extension.version else extension.name
+        if not extension.arch_list:
+            continue
+        sass, ptx = _runtime_arch(extension.arch_list)
+        for gpu in host.gpus_in_scope:
+            cc = host.cc(gpu)
+            if cc is None or any(cc.runs_sass_built_for(b) for b in sass) or any(cc.can_jit_ptx_built_for(b) for b in ptx):
+                continue
+            findings.append(
+                Finding(
+                    code="torch-extension-arch-missing",
+                    severity=FAIL,
+                    title=f"{label}, installed beside {torch.version}, has no code for {gpu_label(gpu)}, {cc.sm}",
+                    detail=f"Its binaries carry {', '.join(extension.arch_list)}. torch itself may run, but once {extension.name} is "
+                        "imported its kernels fail with \"no kernel image is available for execution on the device\".",
+                    hint=f"Install a build of {extension.name} made for {cc.sm} (a newer wheel, or a source build with "
+                        f"TORCH_CUDA_ARCH_LIST=\"{cc.major}.{cc.minor}\"); `cudadoctor scan` lists every binary.",
+                    source=BINARY_SOURCE,
+                    gpu_index=gpu.index,
+                )
+            )
+    return findings
 
 
 def _binary_findings(ctx: CheckContext, torch: TorchFacts, name: str) -> list[Finding]:
