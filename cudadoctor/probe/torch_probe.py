@@ -174,7 +174,7 @@ def read_torch_extensions(site: str) -> tuple[TorchExtensionFacts, ...]:
     for info in infos[:MAX_EXTENSION_PACKAGES]:
         try:
             with open(os.path.join(site, info, "METADATA"), "rb") as handle:
-                head = handle.read(256 << 10)
+                head = handle.read(64 << 10).split(b"\n\n", 1)[0]  # the headers: Requires-Dist is among them
         except OSError:
             continue
         if not any(_REQUIRES_TORCH.match(line) for line in head.decode("utf-8", "replace").splitlines()):
