@@ -8,11 +8,25 @@ from typing import Any, Optional, Sequence
 import click
 
 from .errors import EXIT_FAIL, EXIT_OK, InputError, say
+from .help import SectionedCommand
 from .inputs import emit_json, load_table_or_fail
 from .options import non_empty, nvml_options, seconds_option, table_options
 
 
-@click.command()
+@click.command(
+    cls=SectionedCommand,
+    sections={
+        "What to scan": ["paths", "python", "images", "timeout"],
+        "What to judge it against": ["gpus", "driver", "nvml_timeout", "table_path"],
+        "Output": ["as_json", "verbose"],
+    },
+    examples=(
+        ("the environment of the python3 on PATH, against this host's GPUs", "cudadoctor scan"),
+        ("a virtual environment, planned for another host", 'cudadoctor scan ~/venv --gpu "RTX 5090" --driver 580.65.06'),
+        ("a wheel before installing it", "cudadoctor scan flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl --gpu H100"),
+        ("a local image, for a script", "cudadoctor scan --image pytorch/pytorch:latest --gpu A100 --json"),
+    ),
+)
 @click.argument("paths", nargs=-1, metavar="[PATH ...]")
 @click.option(
     "--python",
