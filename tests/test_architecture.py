@@ -22,7 +22,7 @@ ROOT = "<root>"  # cudadoctor/__init__.py
 MAIN = "<main>"  # cudadoctor/__main__.py
 
 # The pure core, in data-flow order (informational; ALLOWED below is the rule).
-PURE = ("model", "compat", "host", "rules", "recommend", "doctor", "fleet")
+PURE = ("model", "compat", "host", "rules", "recommend", "doctor", "fleet", "binaries")
 # What each layer may import from the package, besides itself. rules and recommend are siblings
 # above host: neither may import the other (rules/context.py names Recommendation as a type only).
 ALLOWED: dict[str, frozenset[str]] = {
@@ -35,14 +35,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     # fleet: the pure check run per group of hosts; GFD labels and snapshots in, the fleet's answer out.
     "fleet": frozenset({"model", "compat", "host", "rules", "recommend", "doctor"}),
     "about": frozenset(),  # __version__ alone
-    "probe": frozenset({"model", "about"}),
+    # binaries: the pure readers of CUDA fat binaries (over a stream the caller opened) and the scan's verdict.
+    "binaries": frozenset({"model"}),
+    "probe": frozenset({"model", "about", "binaries"}),
     # The input room: the user-file loader, the table overlay, the atomic writer, and the assembly
     # of every input a command reads (table, families, config, request, host facts, today), which
     # both cli and api call. It resolves the request (doctor.request) and probes the host (probe).
     "app": frozenset({"model", "compat", "host", "doctor", "probe"}),
     # report renders every result, the fleet's too (report/fleet_text.py); fleet never imports report.
-    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet"}),
-    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "app", "report", "about"}),
+    "report": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "binaries"}),
+    "cli": frozenset({"model", "compat", "host", "rules", "recommend", "doctor", "fleet", "probe", "app", "report", "about", "binaries"}),
     # The Python API (`from cudadoctor import check`): the CLI's pipeline without click or rich.
     "api": frozenset({"model", "compat", "host", "recommend", "doctor", "probe", "app", "report", "about"}),
     ROOT: frozenset({"about", "api"}),  # api only lazily, through the package's __getattr__

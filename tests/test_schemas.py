@@ -33,8 +33,8 @@ def test_schema_command_prints_the_shipped_file(name: str) -> None:
     assert json.loads(run.stdout) == json.loads((schema_check.SCHEMA_DIR / f"{name}.schema.json").read_text())
 
 
-# Written by hand (not generated from records): the fleet's, `table update`'s and the nodeAffinity's.
-HANDWRITTEN = ("fleet", "table_update", "node-affinity")
+# Written by hand (not generated from records): the fleet's, `table update`'s, the nodeAffinity's and the scan's.
+HANDWRITTEN = ("fleet", "table_update", "node-affinity", "scan")
 
 
 @pytest.mark.parametrize("name", HANDWRITTEN)

@@ -24,6 +24,7 @@ COMMANDS = {
     "fleet": ("fleet_cmd", "fleet"),
     "probe": ("probe_cmd", "probe"),
     "recommend": ("recommend_cmd", "recommend"),
+    "scan": ("scan_cmd", "scan"),
     "schema": ("schema_cmd", "schema"),
     "table": ("table_cmd", "table"),
 }

@@ -229,6 +229,17 @@ class ImageFacts:
 
 
 @record
+class TorchExtensionFacts:
+    """A package installed beside a CUDA torch that depends on it and carries GPU code (flash-attn,
+    xformers, a team's own), with the targets its binaries were read to carry."""
+
+    name: str
+    version: Optional[str] = None
+    arch_list: tuple[str, ...] = ()  # ("sm_80", "sm_90", "compute_90"), as TorchFacts.arch_list
+    error: Optional[str] = None  # one of its binaries could not be read
+
+
+@record
 class TorchFacts:
     """An installed torch, from its package metadata (cheap) and, when asked, from importing it."""
 
@@ -238,13 +249,18 @@ class TorchFacts:
     cuda: Optional[str] = None  # "12.1" (torch.version.cuda)
     location: Optional[str] = None
     runtime_probed: bool = False
-    arch_list: tuple[str, ...] = ()  # ("sm_50", ..., "sm_90")
+    arch_list: tuple[str, ...] = ()  # ("sm_50", ..., "sm_90", "compute_90")
     cudnn: Optional[str] = None
     nccl: Optional[str] = None
     cuda_available: Optional[bool] = None
     device_count: Optional[int] = None
     cuda_error: Optional[str] = None
     runtime_error: Optional[str] = None  # the runtime probe itself failed: import error, timeout
+    # Where arch_list comes from: "binary" (read from torch/lib/libtorch_cuda*.so's fat binaries,
+    # without importing torch), "runtime" (torch.cuda.get_arch_list(), --torch-runtime), None (empty).
+    arch_evidence: Optional[str] = None
+    binary_error: Optional[str] = None  # libtorch_cuda*.so is there but could not be read
+    extensions: tuple[TorchExtensionFacts, ...] = ()  # packages beside it that require torch and carry GPU code
 
 
 @record

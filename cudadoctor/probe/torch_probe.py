@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Optional, Sequence
 
-from ..model.facts import TorchFacts
+from ..model.facts import TorchExtensionFacts, TorchFacts
 from ..model.record import replace
 from ..model.versions import VersionError, parse_package_version
 
@@ -112,9 +112,99 @@ def probe_torch_metadata(paths: Optional[Sequence[str]] = None) -> TorchFacts:
             text = ""
         cuda = _version_py_field(text, "cuda")
         hip = _version_py_field(text, "hip")
-        return TorchFacts(installed=True, version=version, variant=variant_of(version, cuda, hip), cuda=cuda, location=location)
+        facts = TorchFacts(installed=True, version=version, variant=variant_of(version, cuda, hip), cuda=cuda, location=location)
+        arch_list, error = read_torch_binaries(location) if cuda else ((), None)
+        if arch_list or error:
+            facts = replace(facts, arch_list=arch_list, arch_evidence="binary" if arch_list else None, binary_error=error)
+        if cuda:
+            facts = replace(facts, extensions=read_torch_extensions(site))
+        return facts
     except Exception as exc:  # an odd site-packages must not stop the check
         return TorchFacts(installed=False, runtime_error=f"reading torch's metadata failed: {exc}")
+
+
+# The libraries that hold torch's CUDA kernels: one since 1.13, split in two in some 1.x builds.
+TORCH_CUDA_LIBRARIES = ("libtorch_cuda.so", "libtorch_cuda_cu.so", "libtorch_cuda_cpp.so")
+
+
+def read_torch_binaries(location: str) -> tuple[tuple[str, ...], Optional[str]]:
+    """The arch list torch.cuda.get_arch_list() would give (sm_80 ... compute_90), read from the
+    fat binaries of torch/lib/libtorch_cuda*.so without importing torch; (), None when there is
+    no such library; (), the one-line reason when one cannot be read."""
+    from ..binaries.errors import BinaryFormatError
+    from ..binaries.judge import arch_list
+    from ..binaries.code import GpuCode
+    from ..binaries.read import read_binary
+
+    entries: list[GpuCode] = []
+    for name in TORCH_CUDA_LIBRARIES:
+        path = os.path.join(location, "lib", name)
+        try:
+            with open(path, "rb", buffering=0) as stream:  # small reads far apart: no buffer to refill at each
+                entries.extend(read_binary(stream, os.fstat(stream.fileno()).st_size).entries)
+        except FileNotFoundError:
+            continue
+        except BinaryFormatError as exc:
+            return (), f"{path}: {exc}"
+        except OSError as exc:
+            return (), f"{path}: cannot read it ({exc.strerror or exc})"
+    return tuple(arch_list(entries).split()), None
+
+
+_REQUIRES_TORCH = re.compile(r"^Requires-Dist:\s*torch\s*(?:$|[\s;(<>=!~\[])", re.IGNORECASE)
+MAX_EXTENSION_PACKAGES = 500
+MAX_EXTENSION_FILES = 2000
+
+
+def read_torch_extensions(site: str) -> tuple[TorchExtensionFacts, ...]:
+    """The packages in torch's site directory that require torch (their METADATA says
+    Requires-Dist: torch) and whose shared objects (their RECORD lists them) carry GPU code."""
+    from ..binaries.code import GpuCode
+    from ..binaries.errors import BinaryFormatError
+    from ..binaries.judge import arch_list
+    from ..binaries.read import read_binary
+    from .binaries import SHARED_OBJECT, name_and_version, record_lines
+
+    try:
+        infos = sorted(name for name in os.listdir(site) if name.endswith(".dist-info") and not _DIST_INFO.match(name))
+    except OSError:
+        return ()
+    found = []
+    files = 0
+    for info in infos[:MAX_EXTENSION_PACKAGES]:
+        try:
+            with open(os.path.join(site, info, "METADATA"), "rb") as handle:
+                head = handle.read(64 << 10).split(b"\n\n", 1)[0]  # the headers: Requires-Dist is among them
+        except OSError:
+            continue
+        if not any(_REQUIRES_TORCH.match(line) for line in head.decode("utf-8", "replace").splitlines()):
+            continue
+        name, version = name_and_version(head)
+        try:
+            with open(os.path.join(site, info, "RECORD"), "rb") as handle:
+                listed = [p for p in record_lines(handle.read(16 << 20)) if SHARED_OBJECT.search(p)]
+        except OSError:
+            continue
+        entries: list[GpuCode] = []
+        error = None
+        for relative in listed:
+            files += 1
+            if files > MAX_EXTENSION_FILES:
+                break
+            path = os.path.normpath(os.path.join(site, relative))
+            try:
+                with open(path, "rb", buffering=0) as stream:
+                    if stream.read(4) != b"\x7fELF":
+                        continue
+                    entries.extend(read_binary(stream, os.fstat(stream.fileno()).st_size).entries)
+            except BinaryFormatError as exc:
+                error = f"{relative}: {exc}"
+            except OSError:
+                continue
+        if entries or error:
+            found.append(TorchExtensionFacts(name=name or info[: -len(".dist-info")].rsplit("-", 1)[0], version=version,
+                                             arch_list=tuple(arch_list(entries).split()), error=error))  # fmt: skip
+    return tuple(found)
 
 
 def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT_S, python: Optional[str] = None) -> TorchFacts:
@@ -152,6 +242,7 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
         runtime_probed=True,
         cuda=data.get("cuda"),
         arch_list=tuple(str(a) for a in data.get("arch_list") or ()),
+        arch_evidence="runtime" if data.get("arch_list") else None,
         cudnn=str(cudnn) if cudnn is not None else None,
         nccl=str(data["nccl"]) if data.get("nccl") is not None else None,
         cuda_available=bool(data.get("available")),

@@ -16,6 +16,8 @@ SOURCE = "the installed torch (package metadata, torch/version.py)"
 
 RUNTIME_SOURCE = "the installed torch, imported (--torch-runtime)"
 
+BINARY_SOURCE = "the installed torch's binaries (the .nv_fatbin sections of torch/lib/libtorch_cuda*.so)"
+
 
 def _release_of(torch: TorchFacts, table: CompatTable) -> Optional[PytorchRelease]:
     version = _package_version(torch)
@@ -100,7 +102,8 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
                     source=source,
                 )
             )
-    findings.extend(_arch_findings(ctx, torch, name, source))
+    findings.extend(_arch_findings(ctx, torch, name, BINARY_SOURCE if torch.arch_evidence == "binary" else source))
+    findings.extend(_binary_findings(ctx, torch, name))
     failing = any(f.severity == FAIL for f in findings)
     if torch.runtime_probed and torch.cuda_available is False and not failing and not torch.runtime_error:
         findings.append(
@@ -139,6 +142,7 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
                 detail=f"At {torch.location}.",
                 source=source,
             ))
+    findings.extend(_extension_findings(ctx, torch))  # after torch-ok: torch itself fits, an extension beside it may not
     return findings
 
 
@@ -177,6 +181,72 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
         f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
         f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
     )
+
+
+def _extension_findings(ctx: CheckContext, torch: TorchFacts) -> list[Finding]:
+    """Each package beside torch that requires it, judged from its own binaries: the extension
+    that fails a job torch alone runs ("no kernel image" only once it is imported)."""
+    host = ctx.host
+    findings = []
+    for extension in torch.extensions:
+        label = f"{extension.name} {extension.version}" if extension.version else extension.name
+        if not extension.arch_list:
+            continue
+        sass, ptx = _runtime_arch(extension.arch_list)
+        for gpu in host.gpus_in_scope:
+            cc = host.cc(gpu)
+            if cc is None or any(cc.runs_sass_built_for(b) for b in sass) or any(cc.can_jit_ptx_built_for(b) for b in ptx):
+                continue
+            findings.append(
+                Finding(
+                    code="torch-extension-arch-missing",
+                    severity=FAIL,
+                    title=f"{label}, installed beside {torch.version}, has no code for {gpu_label(gpu)}, {cc.sm}",
+                    detail=f"Its binaries carry {', '.join(extension.arch_list)}. torch itself may run, but once {extension.name} is "
+                        "imported its kernels fail with \"no kernel image is available for execution on the device\".",
+                    hint=f"Install a build of {extension.name} made for {cc.sm} (a newer wheel, or a source build with "
+                        f"TORCH_CUDA_ARCH_LIST=\"{cc.major}.{cc.minor}\"); `cudadoctor scan` lists every binary.",
+                    source=BINARY_SOURCE,
+                    gpu_index=gpu.index,
+                )
+            )
+    return findings
+
+
+def _binary_findings(ctx: CheckContext, torch: TorchFacts, name: str) -> list[Finding]:
+    """What the binaries say beside the table: unreadable, or another arch list than the table's."""
+    if torch.binary_error:
+        return [
+            Finding(
+                code="torch-binary-unreadable",
+                severity=INFO,
+                title=f"{name}: its CUDA library could not be read, so the table's arch list is used",
+                detail=torch.binary_error + ".",
+                hint="Reinstall torch if the file is cut short; `--torch-runtime` asks torch itself.",
+                source=BINARY_SOURCE,
+            )
+        ]
+    if torch.arch_evidence != "binary":
+        return []
+    release = _release_of(torch, ctx.table)
+    variant = release.variant(torch.variant or "") if release else None
+    if variant is None or not variant.arch_list:
+        return []
+    sass, ptx = _runtime_arch(torch.arch_list)
+    if set(sass) == set(variant.arch_list) and set(ptx) == set(variant.ptx):
+        return []
+    read = ", ".join(torch.arch_list)
+    return [
+        Finding(
+            code="torch-arch-table-disagrees",
+            severity=INFO,
+            title=f"{name}: its binaries carry another arch list than the table records for {release.version if release else ''} {variant.name}",
+            detail=f"Read from its binaries: {read}. The table: {variant.arch_summary()} ({ctx.table.cite(variant.source)}, evidence "
+                f"{variant.evidence}). The binaries are what runs, so they are what was judged: a custom or nightly build, or a table to correct.",
+            hint="If this is the published wheel, report the table row (with `cudadoctor scan --json` of the wheel).",
+            source=BINARY_SOURCE,
+        )
+    ]
 
 
 def _arch_findings(ctx: CheckContext, torch: TorchFacts, name: str, source: str) -> list[Finding]:
