@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 # Set this to a daemon's address to use it instead of starting one.
 REUSE_ENV = "CUDADOCTOR_TEST_DOCKER_HOST"
@@ -39,7 +39,8 @@ def answers(host: str, timeout: float = 3.0) -> bool:
 class PrivateDaemon:
     """dockerd started by the test session; ``stop()`` ends exactly that process."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra_args: Sequence[str] = ()) -> None:
+        self.extra_args = tuple(extra_args)  # more dockerd options (e.g. --add-runtime)
         self.root = tempfile.mkdtemp(prefix="cdd-", dir="/tmp")  # short: unix socket paths are limited
         self.socket = os.path.join(self.root, "docker.sock")
         self.host = f"unix://{self.socket}"
@@ -62,6 +63,7 @@ class PrivateDaemon:
             f"--exec-root={self.root}/exec",
             f"--pidfile={self.root}/dockerd.pid",
             f"--host={self.host}",
+            *self.extra_args,
         ]
         log = open(self.log_path, "wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -91,6 +93,14 @@ class PrivateDaemon:
                 self.process.kill()
                 self.process.wait(timeout=10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def nvidia_runtime_args() -> list[str]:
+    """dockerd options that register a runtime named ``nvidia``, as `nvidia-ctk runtime configure`
+    does, pointing at runc (no NVIDIA Container Toolkit here): the daemon then lists the runtime
+    a host with the toolkit lists. Containers are not started with it."""
+    runc = shutil.which("runc") or shutil.which("runc", path="/usr/sbin:/usr/bin:/usr/local/bin") or "/usr/bin/runc"
+    return [f"--add-runtime=nvidia={runc}"]
 
 
 def dockerfile(env: Mapping[str, str], labels: Mapping[str, str]) -> str:
