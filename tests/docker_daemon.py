@@ -21,6 +21,7 @@ from typing import Mapping, Optional, Sequence
 # Set this to a daemon's address to use it instead of starting one.
 REUSE_ENV = "CUDADOCTOR_TEST_DOCKER_HOST"
 START_TIMEOUT_S = 60.0
+TOOLKIT_HOOK = "nvidia-container-runtime-hook"
 
 
 def answers(host: str, timeout: float = 3.0) -> bool:
@@ -66,7 +67,8 @@ class PrivateDaemon:
             *self.extra_args,
         ]
         log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = {**os.environ, "PATH": self._path_without_toolkit()}
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -76,6 +78,25 @@ class PrivateDaemon:
             time.sleep(0.2)
         self.stop()
         return f"dockerd did not answer within {START_TIMEOUT_S:g} s: {self._log_tail()}"
+
+    def _path_without_toolkit(self) -> str:
+        """dockerd's PATH with the NVIDIA Container Toolkit hidden: dockerd gives `--gpus` a device
+        driver whenever nvidia-container-runtime-hook is on its PATH, so on a machine with the
+        toolkit a private daemon would run GPU containers and the tests would follow the machine.
+        A directory holding the hook is replaced by a shadow of links to everything else in it."""
+        dirs = os.environ.get("PATH", "").split(os.pathsep) + ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        kept: list[str] = []
+        for number, directory in enumerate(dict.fromkeys(d for d in dirs if d)):
+            if not os.path.exists(os.path.join(directory, TOOLKIT_HOOK)):
+                kept.append(directory)
+                continue
+            shadow = os.path.join(self.root, f"path-{number}")
+            os.makedirs(shadow, exist_ok=True)
+            for name in os.listdir(directory):
+                if not name.startswith("nvidia-"):
+                    os.symlink(os.path.join(directory, name), os.path.join(shadow, name))
+            kept.append(shadow)
+        return os.pathsep.join(kept)
 
     def _log_tail(self) -> str:
         try:
