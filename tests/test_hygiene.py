@@ -142,7 +142,7 @@ def test_the_check_reports_each_problem_once():
 
 def test_jupyter_fix_does_not_ask_for_the_loopback_port_the_run_line_has():
     from cudadoctor.host.view import HostView
-    from cudadoctor.loader import load_table
+    from cudadoctor.app.loader import load_table
     from cudadoctor.model.facts import HostFacts
     from cudadoctor.model.runline import parse_run_line
     from cudadoctor.rules.context import CheckContext
