@@ -139,14 +139,17 @@ def _gpus_passed(run: RunLine, image_env: Optional[str], gpus: tuple[GpuFacts, .
     return count
 
 
-def _gpu_flags(run: RunLine) -> str:
-    """The line's own GPU options, as it writes them (what a fix replaces)."""
+def _gpu_change(run: RunLine, what: str, new: str) -> str:
+    """In the run line, replace its own GPU options (as it writes them) with ``new``; where the GPUs
+    come from the image's NVIDIA_VISIBLE_DEVICES alone, add ``new``."""
     said = [f"`--gpus {shlex.quote(r.text)}`" for r in run.gpus]
     said += [f"`--device nvidia.com/gpu={name}`" for name in run.cdi_gpus]
     visible = run.env_value("NVIDIA_VISIBLE_DEVICES")
     if not said and visible is not None:
         said.append(f"`-e NVIDIA_VISIBLE_DEVICES={visible}`")
-    return " and ".join(said) or "its GPU options"
+    if not said:
+        return f"In the run line, add {what}: {new}"
+    return f"In the run line, replace {' and '.join(said)} with {what}: {new}"
 
 
 def _shm_fix(run: RunLine, size: str) -> str:
@@ -259,7 +262,7 @@ def check_run(ctx: CheckContext) -> list[Finding]:
                     detail=f"This host has {len(gpus)} GPU(s): indices {indices}"
                         + (f", UUIDs {', '.join(g.uuid for g in gpus if g.uuid)}" if any(g.uuid for g in gpus) else "")
                         + ". The container fails to start (nvidia-container-cli: device error: unknown device).",
-                    hint=f"In the run line, replace {_gpu_flags(run)} with GPUs this host has: `--gpus '\"device={indices}\"'`.",
+                    hint=_gpu_change(run, "GPUs this host has", f"`--gpus '\"device={indices}\"'`."),
                     source=TOOLKIT_SOURCE,
                 )
             )
@@ -270,8 +273,8 @@ def check_run(ctx: CheckContext) -> list[Finding]:
                     severity=INFO,
                     title=f"The run line takes all {len(gpus)} GPUs of this host",
                     detail="On a shared server every container started this way competes for every GPU.",
-                    hint=f"In the run line, replace {_gpu_flags(run)} with the GPUs the job should use: "
-                        f"`--gpus '\"device={indices}\"'` (the inner quotes keep the comma inside one value).",
+                    hint=_gpu_change(run, "the GPUs the job should use",
+                                     f"`--gpus '\"device={indices}\"'` (the inner quotes keep the comma inside one value)."),
                     source=DOCKER_RUN_SOURCE,
                 )
             )
