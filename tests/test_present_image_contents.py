@@ -1,9 +1,9 @@
-"""Issue 13 against a real (private) Docker daemon: images built FROM scratch carrying the verbatim
-environment of a published NGC PyTorch image, and images carrying an sshd_config, a Jupyter
-config and USER lines, read without running them (created container, archive API, removed)."""
+"""What a present image itself says, read from a real (private) Docker daemon: images built FROM
+scratch carrying the verbatim environment of a published NGC PyTorch image (its CUDA, PyTorch and
+arch list), and images carrying an sshd_config, a Jupyter config and USER lines, read without
+running them (created container, archive API, removed)."""
 
 from __future__ import annotations
-
 
 import pytest
 
