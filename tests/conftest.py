@@ -23,6 +23,10 @@ ISOLATED_PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_", "NCCL_")
 # Settings of the test harness itself, read from the shell on purpose (tests/docker_daemon.py:
 # CUDADOCTOR_TEST_DOCKER_HOST names a daemon to reuse); the product never reads these.
 HARNESS_PREFIX = "CUDADOCTOR_TEST_"
+# Where a test that starts no daemon of its own finds Docker: nowhere. Without it the product reads
+# the default socket, so a test's findings would follow whatever daemon this machine runs (none, one
+# without the NVIDIA runtime, one with it). A test that needs a daemon passes its own DOCKER_HOST.
+NO_DOCKER_DAEMON = "unix:///nonexistent/docker.sock"
 
 
 def isolated_names(environ) -> list[str]:
@@ -33,12 +37,13 @@ def isolated_names(environ) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _isolate_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts without the caller's CUDADOCTOR_*, CUDA_*, NVIDIA_* and DOCKER_* variables;
-    monkeypatch puts them back afterwards. A test that needs one sets it itself (monkeypatch.setenv,
+    """Each test starts without the caller's CUDADOCTOR_*, CUDA_*, NVIDIA_* and DOCKER_* variables,
+    and with DOCKER_HOST naming no daemon (NO_DOCKER_DAEMON); monkeypatch puts them back afterwards. A test that needs one sets it itself (monkeypatch.setenv,
     or a subprocess's env=). Higher-scoped fixtures run before this one, but none of them sets
     such a variable in os.environ, so nothing they set is lost."""
     for name in isolated_names(os.environ):
         monkeypatch.delenv(name)
+    monkeypatch.setenv("DOCKER_HOST", NO_DOCKER_DAEMON)
 
 
 @pytest.fixture(autouse=True)

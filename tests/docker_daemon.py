@@ -16,11 +16,12 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 # Set this to a daemon's address to use it instead of starting one.
 REUSE_ENV = "CUDADOCTOR_TEST_DOCKER_HOST"
 START_TIMEOUT_S = 60.0
+TOOLKIT_HOOK = "nvidia-container-runtime-hook"
 
 
 def answers(host: str, timeout: float = 3.0) -> bool:
@@ -39,7 +40,8 @@ def answers(host: str, timeout: float = 3.0) -> bool:
 class PrivateDaemon:
     """dockerd started by the test session; ``stop()`` ends exactly that process."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra_args: Sequence[str] = ()) -> None:
+        self.extra_args = tuple(extra_args)  # more dockerd options (e.g. --add-runtime)
         self.root = tempfile.mkdtemp(prefix="cdd-", dir="/tmp")  # short: unix socket paths are limited
         self.socket = os.path.join(self.root, "docker.sock")
         self.host = f"unix://{self.socket}"
@@ -62,9 +64,11 @@ class PrivateDaemon:
             f"--exec-root={self.root}/exec",
             f"--pidfile={self.root}/dockerd.pid",
             f"--host={self.host}",
+            *self.extra_args,
         ]
         log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = {**os.environ, "PATH": self._path_without_toolkit()}
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -74,6 +78,25 @@ class PrivateDaemon:
             time.sleep(0.2)
         self.stop()
         return f"dockerd did not answer within {START_TIMEOUT_S:g} s: {self._log_tail()}"
+
+    def _path_without_toolkit(self) -> str:
+        """dockerd's PATH with the NVIDIA Container Toolkit hidden: dockerd gives `--gpus` a device
+        driver whenever nvidia-container-runtime-hook is on its PATH, so on a machine with the
+        toolkit a private daemon would run GPU containers and the tests would follow the machine.
+        A directory holding the hook is replaced by a shadow of links to everything else in it."""
+        dirs = os.environ.get("PATH", "").split(os.pathsep) + ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        kept: list[str] = []
+        for number, directory in enumerate(dict.fromkeys(d for d in dirs if d)):
+            if not os.path.exists(os.path.join(directory, TOOLKIT_HOOK)):
+                kept.append(directory)
+                continue
+            shadow = os.path.join(self.root, f"path-{number}")
+            os.makedirs(shadow, exist_ok=True)
+            for name in os.listdir(directory):
+                if not name.startswith("nvidia-"):
+                    os.symlink(os.path.join(directory, name), os.path.join(shadow, name))
+            kept.append(shadow)
+        return os.pathsep.join(kept)
 
     def _log_tail(self) -> str:
         try:
@@ -91,6 +114,14 @@ class PrivateDaemon:
                 self.process.kill()
                 self.process.wait(timeout=10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def nvidia_runtime_args() -> list[str]:
+    """dockerd options that register a runtime named ``nvidia``, as `nvidia-ctk runtime configure`
+    does, pointing at runc (no NVIDIA Container Toolkit here): the daemon then lists the runtime
+    a host with the toolkit lists. Containers are not started with it."""
+    runc = shutil.which("runc") or shutil.which("runc", path="/usr/sbin:/usr/bin:/usr/local/bin") or "/usr/bin/runc"
+    return [f"--add-runtime=nvidia={runc}"]
 
 
 def dockerfile(env: Mapping[str, str], labels: Mapping[str, str]) -> str:

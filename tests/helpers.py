@@ -41,11 +41,21 @@ def invoke(*args: str, env: Optional[dict[str, str]] = None) -> Run:
     return Run(result.exit_code, result.stdout, result.stderr)
 
 
-def run_cli(*args: str, env: Optional[dict[str, str]] = None, cwd: Optional[str] = None, exe: Optional[list[str]] = None) -> Run:
-    """Run `python -m cudadoctor` in a fresh process, as a user's shell would."""
+def run_cli(
+    *args: str,
+    env: Optional[dict[str, str]] = None,
+    cwd: Optional[str] = None,
+    exe: Optional[list[str]] = None,
+    user: Optional[str] = None,
+    timeout: float = 120,
+) -> Run:
+    """Run `python -m cudadoctor` in a fresh process, as a user's shell would (as another ``user``,
+    a uid, through setpriv with no groups)."""
     command = (exe or [sys.executable, "-m", "cudadoctor"]) + list(args)
+    if user:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(command, capture_output=True, text=True, env=full_env, cwd=cwd or REPO_ROOT, timeout=120)
+    proc = subprocess.run(command, capture_output=True, text=True, env=full_env, cwd=cwd or REPO_ROOT, timeout=timeout)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 

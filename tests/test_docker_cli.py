@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, cwd=ROOT, timeout=60, env=env)
 
 
 @pytest.mark.parametrize(
@@ -33,8 +30,8 @@ def run(*args, env=None):
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, says):
-    out = run("check", "--driver", "550.54.14", *args)
-    assert out.returncode == 2
+    out = run_cli("check", "--driver", "550.54.14", *args)
+    assert out.exit_code == 2
     assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cudadoctor: error: ") and says in lines[0]
@@ -42,8 +39,8 @@ def test_bad_input_is_one_line_exit_2(args, says):
 
 
 def test_require_against_what_if_flags():
-    out = run("check", "--json", "--driver", "550.54.14", "--gpu", "A100", "--require", "cuda>=12.8", "--require", "driver>=535")
-    assert out.returncode == 1
+    out = run_cli("check", "--json", "--driver", "550.54.14", "--gpu", "A100", "--require", "cuda>=12.8", "--require", "driver>=535")
+    assert out.exit_code == 1
     data = json.loads(out.stdout)
     codes = {f["code"]: f for f in data["findings"]}
     assert (
@@ -67,7 +64,7 @@ def test_require_against_snapshot(tmp_path):
     path = tmp_path / "host.json"
     path.write_text(json.dumps(snapshot))
     for requirement, code in (("brand=geforce,driver>=535,driver<536", "image-requirements-ok"), ("brand=tesla", "image-requirement-unsatisfied")):
-        out = run("check", "--json", "--snapshot", str(path), "--require", requirement)
+        out = run_cli("check", "--json", "--snapshot", str(path), "--require", requirement)
         codes = [f["code"] for f in json.loads(out.stdout)["findings"]]
         assert code in codes
 
@@ -87,9 +84,7 @@ def test_plain_check_does_not_import_docker():
 
 
 def test_require_without_nvml_is_unchecked(nvml_missing_env):
-    import os
-
-    out = run("check", "--json", "--require", "cuda>=12.8", env={**os.environ, **nvml_missing_env})
+    out = run_cli("check", "--json", "--require", "cuda>=12.8", env=nvml_missing_env)
     codes = [f["code"] for f in json.loads(out.stdout)["findings"]]
     assert "image-requirements-unchecked" in codes and "image-requirement-unsatisfied" not in codes
 
@@ -110,8 +105,8 @@ def test_image_rule_states():
 def test_family_tag_is_judged_from_the_table_when_the_daemon_is_down(tmp_path):
     # No daemon listens here: the table still knows pytorch-cuda:v2.9-cu128, so the driver and
     # arch rules run on its facts and the inspection failure is only a warning.
-    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/nobody.sock"}
-    out = run("check", "--json", "--image", "pytorch-cuda:v2.9-cu128", "--driver", "570.86.16", "--gpu", "RTX 5090", "--timeout", "2", env=env)
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/nobody.sock"}
+    out = run_cli("check", "--json", "--image", "pytorch-cuda:v2.9-cu128", "--driver", "570.86.16", "--gpu", "RTX 5090", "--timeout", "2", env=env)
     data = json.loads(out.stdout)
     codes = {f["code"]: f for f in data["findings"]}
     assert codes["docker-unreachable"]["severity"] == "fail"

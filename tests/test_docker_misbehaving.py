@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import socketserver
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -17,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers import REPO_ROOT, host
+from helpers import Run, host, run_cli
 
 VERSION = {"Version": "27.3.1", "ApiVersion": "1.47", "MinAPIVersion": "1.24", "Os": "linux", "Arch": "amd64"}
 INFO = {"Runtimes": {"runc": {"path": "runc"}}, "DefaultRuntime": "runc", "OSType": "linux", "Architecture": "x86_64"}
@@ -120,17 +118,14 @@ def daemon(tmp_path: Path):
         server.server_close()
 
 
-def run(args: list[str], docker_host: str, timeout: float = 90) -> tuple[subprocess.CompletedProcess, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCKER_")}
-    env["DOCKER_HOST"] = docker_host
+def run(args: list[str], docker_host: str, timeout: float = 90) -> tuple[Run, float]:
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--json", "--snapshot", host("h100-550"), *args],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    return proc, time.monotonic() - start
+    ran = run_cli("check", "--json", "--snapshot", host("h100-550"), *args, env={"DOCKER_HOST": docker_host}, timeout=timeout)
+    return ran, time.monotonic() - start
 
 
-def findings(proc: subprocess.CompletedProcess) -> dict[str, dict]:
-    assert proc.returncode in (0, 1), proc.stderr
+def findings(proc: Run) -> dict[str, dict]:
+    assert proc.exit_code in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr
     return {f["code"]: f for f in json.loads(proc.stdout)["findings"]}
 

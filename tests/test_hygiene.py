@@ -1,5 +1,5 @@
 """Image hygiene parsers and the check, on the facts a probe hands over (the real-daemon path is
-tests/test_issue13_docker.py): sshd's first-value-wins, Include and Match rules; Jupyter's
+tests/test_present_image_contents.py): sshd's first-value-wins, Include and Match rules; Jupyter's
 command line over its config files; USER."""
 
 from __future__ import annotations
@@ -138,3 +138,21 @@ def test_the_check_reports_each_problem_once():
     assert _run(bad) == ["image-runs-as-root", "image-jupyter-open", "image-ssh-root-login"]
     assert _run(hyg(user="app", cmd=("python", "train.py"))) == []
     assert _run(ImageHygiene(state="error", error="boom", user="app")) == ["image-files-unread"]
+
+
+def test_jupyter_fix_does_not_ask_for_the_loopback_port_the_run_line_has():
+    from cudadoctor.host.view import HostView
+    from cudadoctor.app.loader import load_table
+    from cudadoctor.model.facts import HostFacts
+    from cudadoctor.model.runline import parse_run_line
+    from cudadoctor.rules.context import CheckContext
+
+    image = ImageFacts("acme/lab:1", state="ok", hygiene=hyg(user="app", cmd=("jupyter", "lab", "--ip=0.0.0.0", "--ServerApp.token=")))
+
+    def hint(line: str) -> str:
+        target = Target(torch="", variant="", cuda="", image="acme/lab:1", origin="--image", image_facts=image, run=parse_run_line(line))
+        ctx = CheckContext(host=HostView.of(HostFacts(), load_table()), target=target, target_cuda=None, first_fit=lambda r: None)
+        return next(f.hint for f in check_hygiene(ctx) if f.code == "image-jupyter-open")
+
+    assert "-p 127.0.0.1:8888:8888" in hint("docker run --gpus all -p 8888:8888 acme/lab:1")
+    assert "127.0.0.1" not in hint("docker run --gpus all -p 127.0.0.1:8888:8888 acme/lab:1")

@@ -12,10 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PREFIXES = ("CUDADOCTOR_", "CUDA_", "NVIDIA_", "DOCKER_")
 HARNESS_PREFIX = "CUDADOCTOR_TEST_"  # the harness's own settings (CUDADOCTOR_TEST_DOCKER_HOST) stay
-PINNED = ("CUDADOCTOR_CACHE", "CUDADOCTOR_TODAY")  # set by conftest to fixed, per-test values
+PINNED = ("CUDADOCTOR_CACHE", "CUDADOCTOR_TODAY", "DOCKER_HOST")  # set by conftest to fixed, per-test values
 
 # Read when pytest imports this module, before any fixture has run: what the caller's shell passed.
 INHERITED = frozenset(os.environ)
+INHERITED_VALUES = dict(os.environ)
 
 # Names the outer test below asks the inner run to check (these names carry no isolated prefix,
 # so they reach the test themselves).
@@ -37,9 +38,11 @@ def test_no_isolated_variable_reaches_a_test():
     # conftest pins these itself: an empty overlay cache of the test's own, and the table's clock
     assert os.environ["CUDADOCTOR_TODAY"] == "2026-12-01"
     assert "cudadoctor-cache" in os.environ["CUDADOCTOR_CACHE"]
+    # no test reads this machine's Docker daemon by chance: one that needs a daemon names its own
+    assert os.environ["DOCKER_HOST"].startswith("unix:///nonexistent/")
     for name in filter(None, os.environ.get(EXPECT_REMOVED, "").split(",")):
         assert name in INHERITED, f"{name} was not in the environment pytest started with"
-        assert name not in os.environ, f"{name} reached the test"
+        assert name not in os.environ or (name in PINNED and os.environ[name] != INHERITED_VALUES[name]), f"{name} reached the test"
     for name in filter(None, os.environ.get(EXPECT_KEPT, "").split(",")):
         assert name in os.environ, f"harness setting {name} was removed"
 
@@ -51,7 +54,7 @@ def test_a_hostile_shell_does_not_break_the_tests():
         "CUDADOCTOR_SYSROOT": "/nonexistent",
         "CUDA_VISIBLE_DEVICES": "7",
         "NVIDIA_VISIBLE_DEVICES": "void",
-        "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+        "DOCKER_HOST": "unix:///nonexistent/the-callers-daemon.sock",
     }
     env = {
         **os.environ,

@@ -139,4 +139,4 @@ def test_the_ngc_family_is_not_a_wheel_family():
 
 def test_an_ngc_month_without_arch_list_leaves_the_gpus_unjudged_until_the_image_is_here():
     absent = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:25.10-py3", only=["gpu-arch"])
-    assert absent.findings == ()  # the table does not record 25.10's arch list; the image's env does (tests/test_issue13_docker.py)
+    assert absent.findings == ()  # the table does not record 25.10's arch list; the image's env does (tests/test_present_image_contents.py)

@@ -197,3 +197,27 @@ def test_run_works_with_a_snapshot_on_the_command_line():
     data = run.json()
     assert data["target"]["image"] == "pytorch-cuda:v2.9-cu128" and data["target"]["run"]["gpus"][0]["device_ids"] == ["0", "1"]
     assert not [f for f in data["findings"] if f["code"].startswith("run-")]
+
+
+def test_in_a_container_without_gpus_the_fix_names_that_container_not_the_run_line():
+    from pathlib import Path
+
+    facts = load_snapshot(str(Path(__file__).parent / "data" / "container-without-gpus.json"))
+    with_line = core_check(facts, run="docker run --gpus all --ipc=host -v a:/a img")
+    hint = next(f.hint for f in with_line.findings if f.code == "container-no-gpus")
+    assert hint.startswith("The --run line's GPU option is for the container it starts, not for this one.")
+    assert "Start the container cudadoctor runs in again with GPUs: `docker run --gpus all IMAGE`" in hint
+    plain = next(f.hint for f in core_check(facts).findings if f.code == "container-no-gpus")
+    assert plain.startswith("Start the container cudadoctor runs in again with GPUs")
+
+
+def test_gpus_the_image_picks_are_pinned_by_adding_to_the_line_not_replacing():
+    from cudadoctor.model.facts import ImageFacts
+
+    image = ImageFacts("img", state="ok", env=(("NVIDIA_VISIBLE_DEVICES", "all"),))
+    result = core_check(load_snapshot(host("h100-535")), run="docker run --runtime nvidia --ipc=host -v a:/a img",
+                        image_facts=image, only=["run-line"])
+    hint = {f.code: f for f in result.findings}["run-gpus-unpinned"].hint
+    assert hint.startswith("In the run line, add the GPUs the job should use: `--gpus '\"device=0,1,2,3,4,5,6,7\"'`")
+    explicit, _ = codes("docker run --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=all --ipc=host -v a:/a img")
+    assert explicit["run-gpus-unpinned"].hint.startswith("In the run line, replace `-e NVIDIA_VISIBLE_DEVICES=all` with")

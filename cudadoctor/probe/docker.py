@@ -125,13 +125,14 @@ def error_text(exc: BaseException) -> str:
     return text if len(text) <= 500 else text[:497] + "..."
 
 
-def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_SPEC_DIRS) -> tuple[Optional[Any], DockerFacts]:
+def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: Optional[tuple[str, ...]] = None) -> tuple[Optional[Any], DockerFacts]:
     """Open a client to the daemon DOCKER_HOST names (or the default socket) and read its
-    version and info. Returns (client or None, facts)."""
+    version and info. Returns (client or None, facts). The host's toolkit files and CDI specs are
+    read under $CUDADOCTOR_SYSROOT when it is set (a fixture tree), like the system probe's."""
     host = docker_endpoint()
     local = host.startswith("unix://")
     base = DockerFacts(host=host, daemon_local=local, timeout_s=timeout)
-    host_files = _host_files(cdi_dirs) if local else {}
+    host_files = _host_files(cdi_dirs if cdi_dirs is not None else tuple(_rooted(d) for d in CDI_SPEC_DIRS)) if local else {}
     try:
         import docker  # heavy: only when a Docker check runs
     except Exception as exc:
@@ -167,7 +168,7 @@ def connect(timeout: float = DEFAULT_TIMEOUT_S, cdi_dirs: tuple[str, ...] = CDI_
         **host_files,
     )
     if isinstance(spec_dirs, list) and spec_dirs and local:
-        dirs = tuple(d for d in (scalar_text(d) for d in spec_dirs[:32]) if d)
+        dirs = tuple(_rooted(d) for d in (scalar_text(d) for d in spec_dirs[:32]) if d)
         facts = _replace(facts, **_cdi(dirs))
     return client, facts
 
@@ -204,6 +205,14 @@ def _replace(facts: DockerFacts, **changes: Any) -> DockerFacts:
 # --- files on this host ----------------------------------------------------------------------
 
 
+def _rooted(path: str) -> str:
+    """A host path under $CUDADOCTOR_SYSROOT when one is set, else the path itself."""
+    from .system import SYSROOT_ENV
+
+    root = os.environ.get(SYSROOT_ENV)
+    return os.path.join(root, path.lstrip("/")) if root and root != "/" else path
+
+
 def _host_files(cdi_dirs: tuple[str, ...]) -> dict[str, Any]:
     found = {}
     found.update(_cdi(cdi_dirs))
@@ -234,7 +243,11 @@ def _cdi(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _toolkit() -> dict[str, Any]:
-    path = os.pathsep.join([os.environ.get("PATH", ""), *_EXTRA_PATH])
+    from .system import SYSROOT_ENV
+
+    # Under a fixture tree only its own bin directories count: this shell's PATH is the real host's.
+    searched = [*_EXTRA_PATH] if os.environ.get(SYSROOT_ENV) else [os.environ.get("PATH", ""), *_EXTRA_PATH]
+    path = os.pathsep.join(_rooted(d) if d in _EXTRA_PATH else d for d in searched)
     binaries = []
     for name in TOOLKIT_BINARIES:
         found = shutil.which(name, path=path)
@@ -242,9 +255,9 @@ def _toolkit() -> dict[str, Any]:
             binaries.append(found)
     config, mode, disable = None, None, None
     try:
-        with open(TOOLKIT_CONFIG, encoding="utf-8", errors="replace") as handle:
+        with open(_rooted(TOOLKIT_CONFIG), encoding="utf-8", errors="replace") as handle:
             text = handle.read(1_000_000)
-        config = TOOLKIT_CONFIG
+        config = _rooted(TOOLKIT_CONFIG)
         mode_match = re.search(r'^\s*mode\s*=\s*"([^"]*)"', text, re.MULTILINE)
         mode = mode_match.group(1) if mode_match else None
         disable_match = re.search(r"^\s*disable-require\s*=\s*(true|false)", text, re.MULTILINE)

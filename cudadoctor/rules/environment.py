@@ -37,8 +37,9 @@ _REASONS = {
 # The fixes of the findings that diagnose why NVML is missing; nvml-library-missing carries the same
 # words when it knows the cause (rules/nvml.py), so each finding says its own fix.
 CONTAINER_NO_GPUS_HINT = (
-    "Start the container with GPU access: `docker run --gpus all IMAGE` (the NVIDIA Container Toolkit installed on "
-    "the host), or `--device nvidia.com/gpu=all` through CDI; on Kubernetes, request `nvidia.com/gpu` resources."
+    "Start the container cudadoctor runs in again with GPUs: `docker run --gpus all IMAGE` (the NVIDIA Container "
+    "Toolkit installed on the host), or `--device nvidia.com/gpu=all` through CDI; on Kubernetes, request "
+    "`nvidia.com/gpu` resources in its pod."
 )
 WSL_NO_GPU_HINT = (
     "Install a current NVIDIA Windows driver (with WSL support), run `wsl --update`, use a WSL 2 (not WSL 1) "
@@ -180,7 +181,7 @@ def check_container(ctx: CheckContext) -> list[Finding]:
                 title=f"This {where} container was started without GPU access",
                 detail=f"{detail}. CUDA reports \"no CUDA-capable device is detected\" and torch.cuda.is_available() is "
                     f"False. (Container detected from {evidence}.)",
-                hint=CONTAINER_NO_GPUS_HINT,
+                hint=_restart_with_gpus_hint(ctx),
                 source=CONTAINER_SOURCE,
             )
         ]
@@ -194,6 +195,15 @@ def check_container(ctx: CheckContext) -> list[Finding]:
             source=CONTAINER_SOURCE,
         )
     ]
+
+
+def _restart_with_gpus_hint(ctx: CheckContext) -> str:
+    """The fix names its object: the container cudadoctor runs in, not one a --run line starts
+    (whose own --gpus, when it has one, does not reach this one)."""
+    run = ctx.target.run if ctx.target else None
+    if run is not None and (run.gpus or run.cdi_gpus):
+        return "The --run line's GPU option is for the container it starts, not for this one. " + CONTAINER_NO_GPUS_HINT
+    return CONTAINER_NO_GPUS_HINT
 
 
 def check_wsl(ctx: CheckContext) -> list[Finding]:

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 from ..model.findings import INFO, WARN, Finding
 from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, ImageFile, ImageHygiene
 from ..model.record import record
+from ..model.target import Target
 from .context import CheckContext
 
 SSHD_SOURCE = "OpenBSD sshd_config(5): first obtained value wins; Include; Match; defaults PermitRootLogin prohibit-password, PasswordAuthentication yes"
@@ -294,6 +295,14 @@ def all_interfaces(ip: Optional[str]) -> bool:
 # --- the check -------------------------------------------------------------------------------
 
 
+def _published_on_loopback(target: Optional[Target], port: int) -> bool:
+    """The --run line already publishes this container port, and only on loopback (a fix must not
+    ask for what the line has)."""
+    run = target.run if target is not None else None
+    published = [p for p in run.ports if port in p.container_ports] if run is not None else []
+    return bool(published) and not any(p.public for p in published)
+
+
 def check_hygiene(ctx: CheckContext) -> list[Finding]:
     target = ctx.target
     image = target.image_facts if target else None
@@ -312,8 +321,8 @@ def check_hygiene(ctx: CheckContext) -> list[Finding]:
                 title=f"Image {ref} runs as root ({shown})",
                 detail="Processes in the container run as root: a file written to a bind mount is root's on the host, "
                     "and an escape from the container starts as root.",
-                hint="Add a user to the Dockerfile (`RUN useradd -m -u 1000 app` then `USER app`), or start it with "
-                    "`docker run --user 1000:1000`.",
+                hint="Add a user to the image's Dockerfile (`RUN useradd -m -u 1000 app` then `USER app`), or start "
+                    f"the container as one: `docker run --user 1000:1000 ... {ref}`.",
                 source=DOCKERFILE_SOURCE,
             )
         )
@@ -343,8 +352,9 @@ def check_hygiene(ctx: CheckContext) -> list[Finding]:
                 detail=f"The token is empty and no password is set ({where}): anyone who reaches the port runs code "
                     "in the container." + (f" It listens on {jupyter.ip or 'every address'}." if exposed else ""),
                 hint="Drop the empty token (Jupyter then prints a token at start), or set a password hash "
-                    "(`jupyter server password`, c.PasswordIdentityProvider.hashed_password); publish the port on "
-                    "loopback only: `-p 127.0.0.1:8888:8888`.",
+                    "(`jupyter server password`, c.PasswordIdentityProvider.hashed_password)"
+                    + ("." if _published_on_loopback(target, 8888) else "; publish the port on loopback only: "
+                       "`-p 127.0.0.1:8888:8888`."),
                 source=JUPYTER_SOURCE,
             )
         )

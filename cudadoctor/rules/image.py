@@ -13,6 +13,7 @@ from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
+from ..model.target import Target
 from ..model.nvidia_require import (
     MAX_REQUIREMENTS,
     Device,
@@ -50,17 +51,19 @@ def check_image(ctx: CheckContext) -> list[Finding]:
         return []
     ref = image.reference
     if image.state == "not-found":
-        known = image.facts_from == "table"
-        detail = f"The Docker daemon has no image {ref} ({image.error or 'no such image'})."
-        if known:
-            detail += f" The table knows this tag: judged from the table as PyTorch {target.torch} {target.variant}."
+        # Not pulled yet is not an error: `docker run` pulls a missing image (--pull=missing is its
+        # default). What the reference says is judged; what only the image itself says (its
+        # NVIDIA_REQUIRE_*, its user, its files) waits for the pull. A reference that cannot exist
+        # never gets here: it is refused as the user's input (exit 2).
         return [
             Finding(
                 code="image-not-found",
-                severity=WARN if known else FAIL,
-                title=f"Image {ref} is not present locally",
-                detail=detail,
-                hint=f"Pull it with `docker pull {ref}` (or run with --pull), then check again.",
+                severity=INFO,
+                title=f"Image {ref} is not pulled yet: `docker run` pulls it",
+                detail=f"The Docker daemon has no image {ref} yet ({image.error or 'no such image'}). "
+                    f"{judged_from_reference(target)}",
+                hint=f"To judge the image itself too (its NVIDIA_REQUIRE_CUDA, its user, its files), pull it first "
+                    f"with `docker pull {ref}`, or check with --pull.",
                 source=DOCKER_SOURCE,
             )
         ]
@@ -134,6 +137,20 @@ def check_image(ctx: CheckContext) -> list[Finding]:
             )
         )
     return findings
+
+
+def judged_from_reference(target: Target) -> str:
+    """What was judged of an image that is not here, and from what: the table's facts for a tag it
+    knows, else what the tag names, else nothing of PyTorch or CUDA."""
+    image = target.image_facts
+    where = image.facts_from if image is not None else None
+    holds = ([f"PyTorch {target.torch}"] if target.torch else []) + ([f"CUDA {target.cuda} ({target.variant})"] if target.cuda else [])
+    if where == "table" and holds:
+        return f"The table knows this tag: judged from the table as {', '.join(holds)}."
+    if where == "image-tag" and holds:
+        return f"Judged from its tag as {', '.join(holds)}."
+    return ("Its reference names no PyTorch release or CUDA version the table knows, so neither is judged until "
+            "the image is here; the host, Docker and the run line are.")
 
 
 def host_values(host: HostView) -> HostValues:

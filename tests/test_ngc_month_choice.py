@@ -1,5 +1,5 @@
 """The NGC PyTorch family against GPUs its CUDA cannot build for, the smallest driver fix, --torch,
-the config file's family and the evidence of a pick (issue 13's review), through the real CLI."""
+the config file's family and the evidence of a pick, through the real CLI."""
 
 from __future__ import annotations
 

@@ -1,23 +1,18 @@
-"""Issue 13 against a real (private) Docker daemon: images built FROM scratch carrying the verbatim
-environment of a published NGC PyTorch image, and images carrying an sshd_config, a Jupyter
-config and USER lines, read without running them (created container, archive API, removed)."""
+"""What a present image itself says, read from a real (private) Docker daemon: images built FROM
+scratch carrying the verbatim environment of a published NGC PyTorch image (its CUDA, PyTorch and
+arch list), and images carrying an sshd_config, a Jupyter config and USER lines, read without
+running them (created container, archive API, removed)."""
 
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import docker_daemon
 import nvml_stub
 from cudadoctor.app.loader import load_table
+from helpers import run_cli
 from sysroot import make_sysroot
 
-ROOT = Path(__file__).resolve().parent.parent
 REPO = load_table().ngc_families[0].repository
 # nvcr PyTorch 25.10 (linux/arm64 build), as its image history is quoted publicly: the ENV lines of the final image.
 NGC_25_10_ENV = {
@@ -84,13 +79,10 @@ def images(docker_host):
 
 
 def check_json(*args, env):
-    environ = {k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "FAKE_NVML_CONFIG")}
-    environ.update(env)
-    out = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--json", *args], capture_output=True,
-                         text=True, env=environ, cwd=ROOT, timeout=120)
-    assert out.returncode in (0, 1), out.stderr
-    data = json.loads(out.stdout)
-    return out.returncode, data, {f["code"]: f for f in data["findings"]}
+    out = run_cli("check", "--json", *args, env=env)
+    assert out.exit_code in (0, 1), out.stderr
+    data = out.json()
+    return out.exit_code, data, {f["code"]: f for f in data["findings"]}
 
 
 @pytest.fixture
