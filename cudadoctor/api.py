@@ -123,10 +123,13 @@ def recommend(
     families: Optional[PathArg] = None,
     config: Optional[PathArg] = None,
     nvml_timeout: float = NVML_TIMEOUT_S,
+    wheel: bool = False,
 ) -> dict[str, Any]:
-    """The image and wheel that fit, as ``cudadoctor recommend --format json`` prints them (the
-    recommend schema): ``recommendation`` when something fits, else ``no_recommendation`` with the
-    fixes (worded and as ``actions``) and the ``alternative`` release that fits. ``table``,
+    """The image that fits (``wheel=True``: the wheel, which needs no image of the family), as
+    ``cudadoctor recommend --image`` (``--wheel``) ``--format json`` prints it (the recommend
+    schema): ``recommendation`` when something fits, else ``no_recommendation`` with the fixes
+    (worded and as ``actions``) and the ``alternative`` release that fits. With no ``torch``, the
+    newest release that runs here (for an image: that has an image in the family). ``table``,
     ``families`` and ``config`` are read as :func:`load_table` reads them."""
     from .app import inputs
     from .doctor import recommend_for
@@ -138,7 +141,9 @@ def recommend(
         facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
     except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None
-    return recommend_payload(recommend_for(facts, loaded, request), loaded)
+    if wheel and request.ngc is not None:
+        raise CudadoctorError(f"family {request.ngc.name} is a family of images: give wheel=False")
+    return recommend_payload(recommend_for(facts, loaded, request, images=not wheel), loaded)
 
 
 def _texts(values: Sequence[str]) -> tuple[str, ...]:

@@ -63,6 +63,14 @@ class Recommendation:
     def found(self) -> bool:
         return self.variant is not None
 
+    def needs(self) -> tuple[str, Optional[Action]]:
+        """What this release needs when it does not fit, in words ("needs driver >= X"), and the
+        driver upgrade that would make it fit (None: none would; its builds carry no code for these GPUs)."""
+        upgrade = next((a for a in self.actions if a.action == "upgrade-driver" and a.min_driver), None)
+        if upgrade is None:
+            return "has no build for these GPUs", None
+        return f"needs driver >= {upgrade.min_driver}", upgrade
+
 
 def _blocked_gpus(host: HostView, variant: WheelVariant) -> Iterator[tuple[GpuFacts, ComputeCapability, str]]:
     """(GPU, compute capability, why) for each GPU in scope the variant cannot run on. A GPU of
@@ -116,7 +124,8 @@ def build_fix(host: HostView, release: PytorchRelease, name: str) -> tuple[str, 
     not), for a host a fleet-wide build leaves out."""
     variant, unavailable = _platform_variant(host, release, name)
     if variant is None:
-        return f"PyTorch {release.version} {name} is {unavailable or 'not recorded'}: it cannot run here", "gpu-arch-unrecorded"
+        # Not published for this platform, its build here not on record, or unverified: not counted.
+        return f"PyTorch {release.version} {name}: {unavailable or 'not recorded in the table'}; it is not counted as running here", "gpu-arch-unrecorded"
     blocked = {(gpu.name or "unknown model", cc.sm, why) for gpu, cc, why in _blocked_gpus(host, variant)}
     if blocked:
         words = {"toolkit": f"CUDA {variant.cuda.major_minor} cannot build for it", "not-built": "its wheels carry no code for it",
@@ -127,7 +136,7 @@ def build_fix(host: HostView, release: PytorchRelease, name: str) -> tuple[str, 
     floor = support.compat_min or support.full_min
     if support.tier == TOO_OLD and floor is not None:
         return f"upgrade the NVIDIA driver to >= {floor} to run {name}", "driver-too-old"
-    return f"PyTorch {release.version} {name} runs here as far as the build decides", ""
+    return f"PyTorch {release.version} {name}: no driver row in the table says which driver runs it", "driver-too-old"
 
 
 def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
@@ -237,26 +246,33 @@ def nothing_to_run_on(host: HostView) -> bool:
     return not host.planned and host.driver is None and not host.gpus
 
 
+def no_gpu_in_scope(host: HostView) -> bool:
+    """The driver answers but CUDA would see no GPU (none attached, or CUDA_VISIBLE_DEVICES hides
+    them all): no CUDA build runs here, whatever the release."""
+    return host.nvml_ok and host.facts.driver.source == "nvml" and not host.gpus_in_scope
+
+
 def _no_driver(host: HostView, release: PytorchRelease, family: ImageFamily) -> Recommendation:
-    """No fit on a host without an NVIDIA driver or GPU: what the newest build would need, how to
-    plan for another machine, and where the CPU-only wheels are."""
+    """No fit on a host without an NVIDIA driver or GPU. With no driver installed: what the release's
+    build would need, how to plan for another machine, and where the CPU-only wheels are; with a
+    driver NVML cannot read (a version mismatch, a hang), only why: its own fix comes first."""
     from .model.facts import NVML_DRIVER_NOT_LOADED, NVML_LIBRARY_MISSING
 
     state = host.facts.driver.nvml_state
-    if state in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED):
-        why = "no NVIDIA driver was found on this host, so no CUDA build can run here"
-    else:
-        why = f"NVML could not be read ({state}), so neither the driver nor a GPU is known here"
+    if state not in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED):
+        why = f"NVML could not be read ({state}), so neither the driver nor a GPU is known here: fix that first"
+        return _no_fit(release, family, why, platform=host.platform)
+    why = "no NVIDIA driver was found on this host, so no CUDA build can run here"
     words: list[str] = []
     actions: list[Action] = []
-    newest = host.table.default_release
+    newest = release
     variant = newest.variant(newest.default_variant or "") or (newest.variants[-1] if newest.variants else None)
     if variant is not None:
         full = host.table.min_driver_full(variant.cuda)
         floor = host.table.minor_compat_floor(variant.cuda.major)
         least = floor.min_driver_linux if floor is not None else (full.min_driver_linux if full is not None else None)
         if least is not None:
-            text = f"PyTorch {newest.version}'s newest build ({variant.name}) needs an NVIDIA driver >= {least}"
+            text = f"PyTorch {newest.version}'s default build ({variant.name}) needs an NVIDIA driver >= {least}"
             if full is not None and full.min_driver_linux != least:
                 text += f" (>= {full.min_driver_linux} for full CUDA {variant.cuda.major_minor} support)"
             words.append(text)
@@ -267,7 +283,7 @@ def _no_driver(host: HostView, release: PytorchRelease, family: ImageFamily) -> 
     words.append("to plan for another machine, give its driver and GPU: --driver VERSION --gpu MODEL")
     actions.append(Action("plan-with-what-if"))
     cpu = host.table.wheel_index_url(CPU_VARIANT)
-    words.append(f"for CPU only: pip install torch --index-url {cpu}")
+    words.append(f"for CPU only: pip install 'torch=={newest.version}.*' --index-url {cpu}")
     actions.append(Action("use-cpu-wheels", torch=newest.version, variant=CPU_VARIANT, wheel_index_url=cpu))
     return _no_fit(release, family, why, fixes=(words, actions, None), platform=host.platform)
 
@@ -290,7 +306,41 @@ def newest_fit(
         rec = recommend(host, release, family, suggest_other_releases=False, images=images)
         if rec.found:
             return replace(rec, newest=first), first
-    return recommend(host, newest, family, images=images), None
+    fallback = recommend(host, newest, family, images=images)
+    smallest = _smallest_upgrade(host, family, images, releases)
+    if smallest is None or any(a.action == "upgrade-driver" and a.min_driver == smallest[1].min_driver for a in fallback.actions):
+        return fallback, None
+    # No release runs as the host is: the smallest driver upgrade that runs one leads the fixes.
+    words, action = smallest
+    return replace(fallback, fixes=(words,) + fallback.fixes, actions=(action,) + fallback.actions), None
+
+
+def _smallest_upgrade(
+    host: HostView, family: ImageFamily, images: bool, releases: Sequence[PytorchRelease]
+) -> Optional[tuple[str, Action]]:
+    """The lowest driver floor at which some release's variant would run on these GPUs (the newest
+    release at that floor), worded and as data; None when no driver makes any run."""
+    best: Optional[tuple[DriverVersion, PytorchRelease, WheelVariant, DriverSupport]] = None
+    for release in releases:  # newest first: an equal floor keeps the newer release
+        for name in considered(release, family, images):
+            variant, _ = _platform_variant(host, release, name)
+            if variant is None or not _covers_gpus(host, variant):
+                continue
+            support = host.support(variant.cuda)
+            floor = support.compat_min or support.full_min
+            if support.tier == TOO_OLD and floor is not None and (best is None or floor < best[0]):
+                best = (floor, release, variant, support)
+    if best is None:
+        return None
+    floor, release, variant, support = best
+    words = f"upgrade the NVIDIA driver to >= {floor} to run PyTorch {release.version} {variant.name}, the smallest upgrade that runs a release here"
+    offered = variant.name in family.variants_for(release)
+    return words, Action(
+        "upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min is not None else None,
+        torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
+        support="full" if floor == support.full_min else "minor-compat",
+        image=family.reference(release, variant) if offered else None, wheel_index_url=host.table.wheel_index_url(variant.name),
+    )
 
 
 def considered(release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[str, ...]:
@@ -306,13 +356,13 @@ def recommend(
     suggest_other_releases: bool = True,
     images: bool = True,
 ) -> Recommendation:
-    table, facts = host.table, host.facts
+    table = host.table
     release = release or table.default_release
     family = family or table.image_families[0]
     offered = considered(release, family, images)
     if nothing_to_run_on(host):
         return _no_driver(host, release, family)
-    if host.nvml_ok and facts.driver.source == "nvml" and not host.gpus_in_scope:
+    if no_gpu_in_scope(host):
         # A driver with no visible GPU runs no CUDA build at all; recommending one would mislead.
         return _no_fit(
             release,

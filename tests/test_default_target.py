@@ -69,7 +69,7 @@ def test_recommend_image_on_535_names_a_pullable_official_image() -> None:
 
 def test_recommend_says_which_release_it_chose_and_what_the_newest_needs() -> None:
     text = invoke("recommend", "--image", "--driver", "535.104.05", "--gpu", "A100").stdout
-    assert "PyTorch 2.13 is the newest release that runs here; PyTorch 2.15 needs driver >= 580.65.06" in text
+    assert "PyTorch 2.13 is the newest release with an image that runs here; PyTorch 2.15 needs driver >= 580.65.06" in text
 
 
 @pytest.mark.parametrize("fmt,flag", [("index-url", "--wheel"), ("tag", "--image")])
@@ -86,7 +86,7 @@ def test_no_driver_report_says_what_is_missing_what_the_newest_needs_and_where_c
     assert kinds == ["install-driver", "plan-with-what-if", "use-cpu-wheels"]
     text = invoke("check", "--snapshot", host("no-driver")).stdout
     assert "cudadoctor check --driver VERSION --gpu MODEL" in text
-    assert any(line.strip().startswith("pip install torch --index-url ") and line.endswith("/cpu") for line in text.splitlines())
+    assert any(line.strip().startswith("pip install 'torch==2.15.*' --index-url ") and line.endswith("/cpu") for line in text.splitlines())
     # A plan for another machine still gets its answer.
     plan = invoke("recommend", "--wheel", "--format", "index-url", "--snapshot", host("no-driver"), "--driver", "550.54.15", "--gpu", "H100")
     assert plan.exit_code == 0 and plan.stdout.strip().endswith("/whl/cu126")
@@ -131,4 +131,51 @@ def test_the_fleet_names_the_driver_floor_that_brings_a_group_in(tmp_path: Path)
     left = best["left_out"][0]
     assert left["hosts"] == ["t4-470"] and left["fix"] == "upgrade the NVIDIA driver to >= 525.60.13 to run cu126"
     assert left["findings"] == ["driver-too-old"]
-    assert json.dumps(doc)  # the document is plain JSON
+
+
+def test_the_fleet_counts_wheels_where_the_family_has_no_image(tmp_path: Path) -> None:
+    # pytorch/pytorch has only a cu130 image of 2.14, which driver 550 cannot run; its cu126 wheels run.
+    doc = invoke("fleet", "--json", host("h100-550"), "--torch", "2.14").json()
+    best = doc["fleet_recommendation"]
+    assert (best["variant"], best["image"], best["hosts"]) == ("cu126", None, 1)
+    text = invoke("fleet", host("h100-550"), "--torch", "2.14").stdout.splitlines()[0]
+    assert text.startswith("Fleet answer: PyTorch 2.14 cu126 (wheels: the pytorch/pytorch family has no image of it) runs on 1 of 1")
+
+
+def test_a_pinned_fleet_build_names_what_brings_each_group_in() -> None:
+    doc = invoke("fleet", "--json", str(HOSTS), "--torch", "2.15", "--variant", "cu132").json()
+    left = {name: entry for entry in doc["fleet_recommendation"]["left_out"] for name in entry["hosts"]}
+    assert left["a100-525"]["fix"].startswith("upgrade the NVIDIA driver to >= 580.65.06 to run cu132")  # not "use 2.14"
+    assert left["k80-470"]["fix"] == "No variant of PyTorch 2.15 supports sm_37; PyTorch 2.7 is the newest that does."
+    assert left["driver-mismatch"]["fix"].startswith("Reboot")
+
+
+def test_no_gpu_visible_fails_on_that_alone() -> None:
+    data = invoke("check", "--json", "--snapshot", host("no-gpu-550")).json()
+    assert [f["code"] for f in data["findings"] if f["severity"] == "fail"] == ["no-gpu"]  # no driver-too-old for a release
+    assert data["target"]["origin"] == "host-only" and data["answer"]["kind"] == "fix-first"
+
+
+def test_a_driver_nvml_cannot_read_gets_its_own_fix_and_no_install_advice() -> None:
+    data = invoke("check", "--json", "--snapshot", host("driver-mismatch")).json()
+    assert data["answer"]["fix"]["code"] == "nvml-driver-mismatch" and data["answer"]["without_cuda"] == []
+    assert data["no_recommendation"]["fixes"] == []
+
+
+def test_the_no_driver_advice_follows_the_release_asked_for() -> None:
+    data = invoke("recommend", "--wheel", "--torch", "2.7", "--format", "json", "--snapshot", host("no-driver")).json()
+    fixes = data["no_recommendation"]["fixes"]
+    assert fixes[0].startswith("PyTorch 2.7's default build (cu126) needs an NVIDIA driver >= 525.60.13")
+    cpu = next(a for a in data["no_recommendation"]["actions"] if a["action"] == "use-cpu-wheels")
+    assert cpu["pip_command"].startswith("pip install 'torch==2.7.*' --index-url ") and cpu["pip_command"].endswith("/cpu")
+
+
+@pytest.mark.parametrize("gpu", ["T4", "V100"])
+def test_when_no_release_runs_the_smallest_upgrade_that_runs_one_leads(gpu: str) -> None:
+    data = invoke("check", "--json", "--driver", "418.39", "--gpu", gpu).json()
+    assert data["verdict"] == "fail"
+    first = data["answer"]["fix"]
+    assert first["text"].startswith("upgrade the NVIDIA driver to >= 450.80.02 to run PyTorch 2.7 cu118")
+    assert first["actions"][0] == {**first["actions"][0], "action": "upgrade-driver", "min_driver": "450.80.02", "torch": "2.7"}
+    rec = invoke("recommend", "--wheel", "--format", "json", "--driver", "418.39", "--gpu", gpu).json()
+    assert rec["no_recommendation"]["fixes"][0] == first["text"]

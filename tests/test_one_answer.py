@@ -26,11 +26,11 @@ def test_text_json_and_fleet_give_the_same_fix(name: str) -> None:
     text = invoke("check", "--snapshot", snapshot).stdout
     group = invoke("fleet", "--json", snapshot).json()["groups"][0]
     assert answer["verdict"] == data["verdict"] == group["verdict"]
+    assert group["answer"] == answer  # the fleet carries the same answer, passing or not
     fix = answer["fix"]
     if data["verdict"] == "fail":
         assert fix is not None and fix["text"]
         assert group["fix"] == fix["text"]  # the fleet says exactly what check says
-        assert group["answer"] == answer
         if answer["kind"] == "use-instead":
             assert answer["build"]["pip_command"] in text
         else:
@@ -50,6 +50,11 @@ def test_a_build_asked_for_that_does_not_run_gives_the_same_answer_everywhere() 
     text = invoke("check", "--snapshot", host("t4-470"), *args).stdout.splitlines()
     assert text[1].startswith("Use PyTorch 2.7 instead: ")
     assert any(line.startswith("Or, for PyTorch 2.15: upgrade the NVIDIA driver to >= 580.65.06") for line in text)
+
+
+def test_an_ngc_month_that_runs_is_the_build_to_use() -> None:
+    answer = invoke("check", "--json", "--snapshot", host("h100-550"), "--family", "ngc-pytorch").json()["answer"]
+    assert answer["kind"] == "use" and answer["build"]["image"].startswith("nvcr.io/nvidia/pytorch:")
 
 
 def test_the_api_returns_the_answer_the_cli_prints() -> None:

@@ -14,7 +14,7 @@ from helpers import host
 from terminal import run_on_terminal
 
 WIDTHS = (60, 80, 120, 200)
-COMMAND = re.compile(r"^\s*(pip install|docker |sudo |apt-get )")
+COMMAND = re.compile(r"^\s*(pip install|docker |sudo |apt-get )|^cudadoctor ")  # a help example too, alone at column 0
 URL_ALONE = re.compile(r"^\s*https?://\S+$")  # a link to copy, like a command, is never broken
 
 VIEWS = {
@@ -26,6 +26,8 @@ VIEWS = {
     "recommend-wheel": ["recommend", "--wheel", "--snapshot", host("h100-550")],
     "recommend-image": ["recommend", "--image", "--snapshot", host("rtx4090-550")],
     "recommend-no-fit": ["recommend", "--wheel", "--snapshot", host("k80-470")],
+    "help-check": ["check", "--help"],
+    "help-scan": ["scan", "--help"],
     "table": ["table"],
     "table-torch": ["table", "--torch", "2.9"],
     "table-gpus": ["table", "--gpus"],

@@ -20,10 +20,9 @@ from typing import Any, Optional
 from ..model.record import record, replace
 from ..model.text import quoted, shown_path
 from .toml_text import load_toml
-from .table import CompatTable
+from .table import CONVENTION_FAMILY, CompatTable
 
 KEYS = ("family", "repository", "table", "families")
-CONVENTION_FAMILY = "pytorch-cuda"  # tags a team builds or mirrors itself, named by release and variant
 
 
 class ConfigError(ValueError):

@@ -28,6 +28,10 @@ TEMPLATE_GROUPS = {
 }
 BRAND_CLASSES = ("data-center", "professional", "consumer", "embedded")
 
+# The family whose tags (pytorch-cuda:v2.9-cu128) are a naming convention for images a team builds
+# or mirrors itself, not images anyone publishes.
+CONVENTION_FAMILY = "pytorch-cuda"
+
 
 class TableError(ValueError):
     """The table breaks a rule; the message names the entry and the rule."""

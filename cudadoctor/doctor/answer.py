@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from ..compat.table import CompatTable
 from ..host.view import HostView
-from ..model.findings import FAIL, Action, Finding
+from ..model.findings import FAIL, INFO, Action, Finding
 from ..model.record import record
 from ..recommend import Recommendation
 from .check import CheckResult
@@ -120,9 +120,11 @@ def _finding_fix(finding: Finding) -> Fix:
 
 def _same_build(result: CheckResult) -> bool:
     target, rec = result.target, result.recommendation
-    return target is not None and rec.found and target.torch == rec.torch and target.variant == rec.variant and (
-        target.image is None or target.image == rec.image
-    )
+    if target is None or not rec.found:
+        return False
+    if target.image and rec.image:  # an image names the build (an NGC month's variant is its month, not cuNNN)
+        return target.image == rec.image
+    return target.torch == rec.torch and target.variant == rec.variant
 
 
 def _explained(host: HostView, build: Optional[Build]) -> Optional[str]:
@@ -178,7 +180,7 @@ def _newer(result: CheckResult) -> Optional[Fix]:
 
 def _multi_gpu(result: CheckResult) -> Optional[Fix]:
     finding = next((f for f in result.findings if f.code == "multi-gpu-path"), None)
-    if finding is None:
+    if finding is None or finding.severity == INFO:  # info: the path is not known (a what-if, an old snapshot)
         return None
     return Fix(finding.title, finding.code, finding.actions)
 
@@ -224,6 +226,10 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
         if not rec.found and rec.alternative is not None:
             return answer(USE_INSTEAD, problem, (_use(rec.alternative, "use-release"),), rec.alternative,
                           other=_recommendation_fixes(rec, "use-release"))
+        if result.chose_release and rec.fixes:
+            # Nothing asked for and no release runs: the recommender's upgrades across releases (the
+            # smallest first) answer it; the findings only judge the newest release's build.
+            return answer(FIX, problem, _recommendation_fixes(rec)[:MAX_FIXES], None)
         return answer(FIX, problem, _distinct_fixes(fails, rec), rec if rec.found else None)
     if rec.found and (target is None or same):
         return answer(USE, None, (), rec)

@@ -21,7 +21,7 @@ def action_payload(action: Action) -> dict[str, Any]:
         "image": action.image,
         "support": action.support,
         "wheel_index_url": action.wheel_index_url,
-        "pip_command": pip_line(action.torch, action.wheel_index_url) if action.variant != "cpu" else None,
+        "pip_command": pip_line(action.torch, action.wheel_index_url),
     }
 
 

@@ -16,7 +16,7 @@ from ..model.findings import Finding, exit_status, verdict
 from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
-from ..recommend import Recommendation, first_fit, newest_fit, recommend, recommend_ngc
+from ..recommend import Recommendation, first_fit, newest_fit, no_gpu_in_scope, nothing_to_run_on, recommend, recommend_ngc
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
 from .request import Request
@@ -30,9 +30,6 @@ class CheckResult:
     target: Optional[Target]
     recommendation: Recommendation
     findings: tuple[Finding, ...]
-    # The newest release's own recommendation, when the target was chosen as an older release
-    # that runs here (nothing asked for): what the newest needs (the newer-release-available finding).
-    newest: Optional[Recommendation] = None
     chose_release: bool = False  # nothing named the build: the recommendation is the newest release that runs here
 
     @property
@@ -72,6 +69,13 @@ def _requirements_target(request: Request) -> Target:
                   min_memory_bytes=request.min_memory_bytes)
 
 
+def _host_only_target(request: Request) -> Target:
+    """Nothing asked for, and no driver or no GPU to judge a build against: the host alone is
+    judged (a release's driver floor would only add a failure that is not the problem)."""
+    return Target(torch="", variant="", cuda="", origin="host-only", requirements=request.requirements,
+                  min_memory_bytes=request.min_memory_bytes)
+
+
 def check(
     facts: HostFacts,
     table: CompatTable,
@@ -101,6 +105,8 @@ def check(
         target = ngc_target(table, request, recommendation)
     if target is None and request.requirements and chooses_release(request):
         target = _requirements_target(request)
+    if target is None and chose and not recommendation.found and (nothing_to_run_on(host) or no_gpu_in_scope(host)):
+        target = _host_only_target(request)
     if target is None:
         target = release_target(replace(request, release=release), recommendation)
 
@@ -115,4 +121,4 @@ def check(
         today=request.today, requested_release=request.newer_release, newest=newest, gpus_per_job=request.gpus_per_job,
     )
     findings = run_checks(checks, context)
-    return CheckResult(facts, target, recommendation, findings, newest, chose)
+    return CheckResult(facts, target, recommendation, findings, chose)

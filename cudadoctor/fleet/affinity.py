@@ -48,11 +48,10 @@ def _variant(fleet: FleetResult, table: CompatTable) -> WheelVariant:
     answer = fleet.answer
     if answer is None or answer.variant is None:
         raise AffinityError("no host with GPU facts to write a nodeAffinity for")
-    torch = answer.torch or fleet.request.release.version
-    for group in fleet.groups if answer.torch is None else ():
-        if group.result is not None and group.result.target is not None:
-            torch = group.result.target.torch
-            break
+    torch = answer.torch
+    if torch is None:  # a fixed target (--variant, --image): the release its groups were judged for
+        judged = (g.result.target.torch for g in fleet.groups if g.result is not None and g.result.target is not None)
+        torch = next(judged, fleet.request.release.version)
     release = table.release(torch)
     variant = release.variant(answer.variant) if release is not None else None
     if variant is None:

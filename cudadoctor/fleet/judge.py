@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
-from ..doctor.answer import BUILD_FAILURES, Answer, decide
+from ..doctor.answer import BUILD_FAILURES, USE_INSTEAD, Answer, decide
 from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
 from ..host.view import HostView
 from ..doctor.request import Request
@@ -187,8 +187,22 @@ def _duplicates(hosts: Sequence[FleetHost]) -> tuple[Duplicate, ...]:
     return tuple(Duplicate(name, tuple(sources)) for name, sources in seen.items() if len(sources) > 1)
 
 
+def _bringing_in(answer: Answer, result: CheckResult) -> Optional[str]:
+    """The change that lets hosts run the build that was judged: the answer's fix, or, where the
+    answer is another build, what would run the one asked for; where no driver would (a GPU the
+    build carries no code for), that failure's own hint."""
+    if answer.kind != USE_INSTEAD:
+        return answer.fix.text if answer.fix is not None else None
+    if answer.other:
+        return answer.other[0].text
+    fails = [f for f in result.findings if f.severity == FAIL and f.hint]
+    blocker = next((f for f in fails if f.code in ("gpu-arch-not-built", "gpu-arch-ptx-only")), fails[0] if fails else None)
+    return blocker.hint if blocker is not None else None
+
+
 def _coverage(
-    groups: Sequence[HostGroup], results: Sequence[Optional[CheckResult]], variant: Optional[WheelVariant], image: Optional[str]
+    groups: Sequence[HostGroup], results: Sequence[Optional[CheckResult]], variant: Optional[WheelVariant], image: Optional[str],
+    table: CompatTable,
 ) -> Coverage:
     runs = minor_compat = 0
     left: list[LeftOut] = []
@@ -200,7 +214,8 @@ def _coverage(
             if any(f.code == MINOR_COMPAT_CODE for f in result.findings):
                 minor_compat += len(group.hosts)
         else:
-            left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL), group.fix if result is group.result else None))
+            answer = group.answer if result is group.result and group.answer is not None else decide(result, table)
+            left.append(LeftOut(group.names, result.verdict, _codes(result, FAIL), _bringing_in(answer, result)))
     return Coverage(
         variant=variant.name if variant is not None else None,
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
@@ -211,13 +226,13 @@ def _coverage(
     )
 
 
-def _fixed_target(groups: Sequence[HostGroup], request: Request) -> Coverage:
+def _fixed_target(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> Coverage:
     """--image or --variant: the target is given; the answer is how far it reaches."""
     results = [g.result for g in groups]
     target = next((r.target for r in results if r is not None and r.target is not None), None)
     variant = request.variant
     image = str(request.image) if request.image is not None else (target.image if target is not None else None)
-    coverage = _coverage(groups, results, variant, image)
+    coverage = _coverage(groups, results, variant, image, table)
     if variant is None and target is not None:
         coverage = replace(coverage, variant=target.variant, cuda=target.cuda)
     return coverage
@@ -238,7 +253,7 @@ def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Re
         image = family.reference(release)
         pinned = replace(request, image=parse_image_ref(image))
         results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
-        coverage = _coverage(groups, results, None, image)
+        coverage = _coverage(groups, results, None, image, table)
         coverage = replace(coverage, variant=release.release, cuda=str(release.cuda.major_minor))
         ranked.append((coverage, release.settled, release.key))
     ranked.sort(key=lambda r: (-r[0].hosts, not r[1], tuple(-n for n in r[2])))
@@ -246,8 +261,7 @@ def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Re
 
 
 def _build_coverage(
-    groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], table: CompatTable, request: Request,
-    release: PytorchRelease, name: str,
+    groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], request: Request, release: PytorchRelease, name: str,
 ) -> Coverage:
     """How far one build reaches: a group runs it when nothing but the build failed there (groups with
     another failure run nothing) and the build fits its driver and GPUs (recommend.fit_tier, the
@@ -285,17 +299,20 @@ def _build_coverage(
 
 
 def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
-    """Every build of the family (every release when none was asked for, else the one asked for):
-    the most hosts first; among equals the newest release, then full driver support before
-    minor-version compatibility, then the newest CUDA."""
+    """Every wheel build (of every release when none was asked for, else of the one asked for), as
+    each group's own check judges wheels, with the family's image where it has one: the most hosts
+    first; among equals the newest release, then full driver support before minor-version
+    compatibility, then a build with an image, then the newest CUDA."""
+    from ..recommend import considered
+
     views = [HostView.of(g.facts, table) if g.facts is not None else None for g in groups]
     releases = table.pytorch_releases if chooses_release(request) else (request.release,)
     ranked: list[tuple[Coverage, PytorchRelease]] = []
     for release in releases:
-        for name in request.family.variants_for(release):
+        for name in considered(release, request.family, images=False):
             if release.variant(name) is not None:
-                ranked.append((_build_coverage(groups, views, table, request, release, name), release))
-    ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts,
+                ranked.append((_build_coverage(groups, views, request, release, name), release))
+    ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
                                tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
     return [coverage for coverage, _ in ranked]
 
@@ -318,7 +335,7 @@ def judge_fleet(
     candidates: list[Coverage] = []
     if any(g.result is not None for g in groups):
         if request.image is not None or request.variant is not None:
-            candidates.append(_fixed_target(groups, request))
+            candidates.append(_fixed_target(groups, table, request))
         elif request.ngc is not None:
             candidates.extend(_ngc_candidates(groups, table, request))
         else:

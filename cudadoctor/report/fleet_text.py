@@ -60,6 +60,8 @@ def _answer(out: Printer, fleet: FleetResult) -> None:
     release = f"PyTorch {answer.torch} {answer.variant}" if answer.torch else (answer.variant or "the target")
     name = answer.image or release
     about = f" ({release})" if answer.image and answer.torch else ""
+    if answer.image is None and answer.torch and fleet.request.ngc is None:
+        about = f" (wheels: the {fleet.request.family.name} family has no image of it)"
     out.line(("Fleet answer: ", "bold"), (name, "bold green"), (f"{about} runs on {answer.hosts} of {judged} judged hosts", ""), hanging=2)
     left = sum(len(group.hosts) for group in answer.left_out)
     if left:

@@ -11,7 +11,8 @@ from typing import Iterable, Optional, Sequence, Union
 
 from rich.console import Console
 
-from ..doctor.answer import FIX, FIX_FIRST, USE, USE_INSTEAD, Answer, Build, Fix, pip_command
+from ..compat.table import CONVENTION_FAMILY
+from ..doctor.answer import FIX, FIX_FIRST, USE, USE_INSTEAD, Answer, Build, Fix, pip_command, pip_line
 from ..doctor.check import CheckResult
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
@@ -85,8 +86,6 @@ def collapse_identical_gpus(findings: Iterable[Finding], gpus: Sequence[GpuFacts
 
 _LABEL = {OK: "OK", WARN: "OK with warnings", FAIL: "FAIL"}
 _VERDICT_STYLE = {OK: "bold green", WARN: "bold yellow", FAIL: "bold red"}
-# The family whose tags are a naming convention (cudadoctor's design), not images anyone publishes.
-CONVENTION_FAMILY = "pytorch-cuda"
 
 
 def _plural(count: int, word: str) -> str:
@@ -96,7 +95,9 @@ def _plural(count: int, word: str) -> str:
 def _build_words(build: Build, newest: bool = False) -> list[Segment]:
     """"pytorch/pytorch:... (PyTorch 2.13 cu126, CUDA 12.6)" or "PyTorch 2.14 cu126 (CUDA 12.6)", with
     how the driver runs it and why this release, as styled pieces."""
-    if build.image:
+    if build.image and "." in build.variant:  # an NGC month (23.10): its variant is the month
+        what, about = build.image, f"NGC {build.variant}: PyTorch {build.torch or 'not recorded'}, CUDA {build.cuda}"
+    elif build.image:
         what, about = build.image, f"PyTorch {build.torch} {build.variant}, CUDA {build.cuda}"
     else:
         what, about = f"PyTorch {build.torch} {build.variant}", f"CUDA {build.cuda}"
@@ -171,9 +172,8 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
             out.line((arrow, "cyan"), (f" {fix}", ""), indent=2, hanging=4)
     if rec.newest is not None:
         newest = rec.newest
-        needs = next((a.min_driver for a in newest.actions if a.action == "upgrade-driver" and a.min_driver), None)
-        what = f"needs driver >= {needs}" if needs else "has no build for these GPUs"
-        out.line((f"PyTorch {rec.torch} is the newest release that runs here; PyTorch {newest.torch} {what} (add --torch {newest.torch} for its details).", ""),
+        what = "the newest release with an image that runs here" if not wheel else "the newest release that runs here"
+        out.line((f"PyTorch {rec.torch} is {what}; PyTorch {newest.torch} {newest.needs()[0]} (add --torch {newest.torch} for its details).", ""),
                  indent=2, hanging=4)
     if show_rejected and rec.rejected:
         out.line((f"Other variants of PyTorch {rec.torch}:", "dim"))
@@ -246,9 +246,9 @@ def _without_cuda_line(out: Printer, fix: Fix) -> None:
     if action == "plan-with-what-if":
         out.line(("- ", "dim"), ("To plan for another machine, give its driver and GPU:", ""), indent=2, hanging=4)
         out.command("cudadoctor check --driver VERSION --gpu MODEL", indent=4)
-    elif action == "use-cpu-wheels" and fix.actions[0].wheel_index_url:
+    elif action == "use-cpu-wheels" and (command := pip_line(fix.actions[0].torch, fix.actions[0].wheel_index_url)):
         out.line(("- ", "dim"), ("For CPU only:", ""), indent=2, hanging=4)
-        out.command(f"pip install torch --index-url {fix.actions[0].wheel_index_url}", indent=4)
+        out.command(command, indent=4)
     else:
         out.line(("- ", "dim"), (fix.text[:1].upper() + fix.text[1:], ""), indent=2, hanging=4)
 
@@ -319,7 +319,7 @@ def render_check(console: Console, result: CheckResult, answer: Answer, verbosit
         return
     out.blank()
     target, rec = result.target, result.recommendation
-    if target is not None and target.origin != "--require" and (verbosity >= VERBOSE or answer.kind not in (USE, FIX_FIRST)):
+    if target is not None and target.origin not in ("--require", "host-only") and (verbosity >= VERBOSE or answer.kind not in (USE, FIX_FIRST)):
         out.line(("Checked: ", "bold"), (_target_words(target), ""), hanging=2)
         out.blank()
     hidden = render_findings(console, result.findings, result.facts.gpus, verbosity, out)

@@ -15,14 +15,14 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
     newest, target = ctx.newest, ctx.target
     if newest is None or target is None or not target.torch:
         return []
-    upgrade = next((a for a in newest.actions if a.action == "upgrade-driver" and a.min_driver), None)
+    needs, upgrade = newest.needs()
     runs = f"this host runs up to PyTorch {target.torch}"
     if upgrade is not None:
         full = f" (>= {upgrade.full_driver} for full CUDA {upgrade.cuda} support)" if upgrade.full_driver and upgrade.full_driver != upgrade.min_driver else ""
         return [Finding(
             code=CODE,
             severity=INFO,
-            title=f"PyTorch {newest.torch}, the newest release, needs driver >= {upgrade.min_driver}",
+            title=f"PyTorch {newest.torch}, the newest release, {needs}",
             detail=f"PyTorch {newest.torch}: {newest.why}; {runs}.",
             hint=f"To run PyTorch {newest.torch} ({upgrade.variant}), upgrade the NVIDIA driver to >= {upgrade.min_driver}{full}.",
             source=SOURCE,
@@ -32,7 +32,7 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
     return [Finding(
         code=CODE,
         severity=INFO,
-        title=f"PyTorch {newest.torch}, the newest release, has no build for these GPUs",
+        title=f"PyTorch {newest.torch}, the newest release, {needs}",
         detail=f"No driver upgrade makes it run here ({runs}): {reasons}.",
         hint=f"Stay on PyTorch {target.torch}, or plan for other GPUs with `cudadoctor check --torch {newest.torch} --gpu MODEL`.",
         source=SOURCE,

@@ -77,7 +77,7 @@ def check_run_multigpu(ctx: CheckContext) -> list[Finding]:
                     detail="NCCL's ranks exchange data through shared-memory segments in /dev/shm (\"NCCL WARN Error: failed "
                         "to extend /dev/shm/nccl-... to ... bytes\", \"Bus error\"), and every rank's DataLoader workers "
                         "hand batches over the same way; Docker gives a container 64 MiB of it.",
-                    hint=f"Add `--ipc=host --ulimit memlock=-1` to the run line (or `--shm-size={wanted}g --ulimit memlock=-1`).",
+                    hint=f"Add to the run line: `--ipc=host --ulimit memlock=-1` (or `--shm-size={wanted}g --ulimit memlock=-1`).",
                     source=f"{NCCL_TROUBLESHOOTING}; {DOCKER_RUN_SOURCE}",
                 )
             )
@@ -92,7 +92,7 @@ def check_run_multigpu(ctx: CheckContext) -> list[Finding]:
                 title="The run line keeps Docker's locked-memory limit on a host with InfiniBand/RoCE: add `--ulimit memlock=-1`",
                 detail="RDMA pins its buffers; under the container's default RLIMIT_MEMLOCK NCCL's InfiniBand transport "
                     "fails to register memory and falls back to sockets, or fails.",
-                hint="Add `--ulimit memlock=-1` to the run line.",
+                hint="Add to the run line: `--ulimit memlock=-1`.",
                 source=NCCL_TROUBLESHOOTING,
             )
         )
@@ -105,7 +105,7 @@ def check_run_multigpu(ctx: CheckContext) -> list[Finding]:
                 title=f"The run line does not pass the InfiniBand devices ({names}): add `--device /dev/infiniband`",
                 detail="Without /dev/infiniband in the container NCCL finds no RDMA device and sends everything between "
                     "hosts over TCP sockets (NCCL_DEBUG=INFO: \"NET/Socket\").",
-                hint="Add `--device /dev/infiniband --ulimit memlock=-1` (and `--cap-add IPC_LOCK` where the image needs it).",
+                hint="Add to the run line: `--device /dev/infiniband --ulimit memlock=-1` (and `--cap-add IPC_LOCK` where the image needs it).",
                 source=NCCL_TROUBLESHOOTING,
             )
         )
