@@ -5,7 +5,6 @@ needs as a finding of its own; a target asked for is judged strictly. With no dr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
