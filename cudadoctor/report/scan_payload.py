@@ -6,7 +6,7 @@ from typing import Any
 
 from ..binaries.assess import BinaryResult, PackageResult, ScanResult
 from ..binaries.code import PTX, SASS
-from ..model.findings import Finding
+from .payload import finding_payload
 
 SCAN_SCHEMA = 1
 
@@ -20,7 +20,7 @@ def scan_payload(result: ScanResult) -> dict[str, Any]:
         "sources": [{"kind": s.kind, "location": s.location, "python": s.python} for s in result.sources],
         "files_read": result.files_read,
         "packages": [_package(p) for p in result.packages],
-        "findings": [_finding(f) for f in result.findings],
+        "findings": [finding_payload(f) for f in result.findings],
     }
 
 
@@ -53,15 +53,3 @@ def _binary(result: BinaryResult) -> dict[str, Any]:
         ],
     }
 
-
-def _finding(finding: Finding) -> dict[str, Any]:
-    return {
-        "code": finding.code,
-        "severity": finding.severity,
-        "title": finding.title,
-        "detail": finding.detail,
-        "hint": finding.hint,
-        "source": finding.source,
-        "subject": finding.subject,
-        "gpu_index": finding.gpu_index,
-    }

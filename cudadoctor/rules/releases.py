@@ -19,21 +19,13 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
     runs = f"this host runs up to PyTorch {target.torch}"
     if upgrade is not None:
         full = f" (>= {upgrade.full_driver} for full CUDA {upgrade.cuda} support)" if upgrade.full_driver and upgrade.full_driver != upgrade.min_driver else ""
-        return [Finding(
-            code=CODE,
-            severity=INFO,
-            title=f"PyTorch {newest.torch}, the newest release, {needs}",
-            detail=f"PyTorch {newest.torch}: {newest.why}; {runs}.",
-            hint=f"To run PyTorch {newest.torch} ({upgrade.variant}), upgrade the NVIDIA driver to >= {upgrade.min_driver}{full}.",
-            source=SOURCE,
-            actions=(upgrade,),
-        )]
-    reasons = "; ".join(f"{r.variant}: {r.reason}" for r in newest.rejected) or newest.why
+        detail = f"PyTorch {newest.torch}: {newest.why}; {runs}."
+        hint = f"To run PyTorch {newest.torch} ({upgrade.variant}), upgrade the NVIDIA driver to >= {upgrade.min_driver}{full}."
+    else:
+        reasons = "; ".join(f"{r.variant}: {r.reason}" for r in newest.rejected) or newest.why
+        detail = f"No driver upgrade makes it run here ({runs}): {reasons}."
+        hint = f"Stay on PyTorch {target.torch}, or plan for other GPUs with `cudadoctor check --torch {newest.torch} --gpu MODEL`."
     return [Finding(
-        code=CODE,
-        severity=INFO,
-        title=f"PyTorch {newest.torch}, the newest release, {needs}",
-        detail=f"No driver upgrade makes it run here ({runs}): {reasons}.",
-        hint=f"Stay on PyTorch {target.torch}, or plan for other GPUs with `cudadoctor check --torch {newest.torch} --gpu MODEL`.",
-        source=SOURCE,
+        code=CODE, severity=INFO, title=f"PyTorch {newest.torch}, the newest release, {needs}", detail=detail, hint=hint,
+        source=SOURCE, actions=(upgrade,) if upgrade is not None else (),
     )]

@@ -5,7 +5,7 @@ interface, does anything outlive the container."""
 from __future__ import annotations
 
 import shlex
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, WARN, Finding
@@ -43,32 +43,6 @@ SERVER_IMAGES = {
 }
 
 
-def _requested_ids(run: RunLine, image_env: Optional[str]) -> tuple[list[str], Optional[int], bool]:
-    """(device IDs named, a count asked for, whether "all" was asked) over --gpus, CDI names and,
-    under --runtime nvidia, NVIDIA_VISIBLE_DEVICES (the line's -e first, else the image's)."""
-    ids: list[str] = []
-    count: Optional[int] = None
-    everything = False
-    for request in run.gpus:
-        ids += request.device_ids
-        if request.count == -1:
-            everything = True
-        elif request.count is not None:
-            count = max(count or 0, request.count)
-    for name in run.cdi_gpus:
-        if name == "all":
-            everything = True
-        else:
-            ids.append(name)
-    if run.runtime == "nvidia" and not run.gpus:
-        visible = run.env_value("NVIDIA_VISIBLE_DEVICES") or image_env
-        if visible == "all":
-            everything = True
-        elif visible and visible not in ("none", "void"):
-            ids += [v.strip() for v in visible.split(",") if v.strip()]
-    return ids, count, everything
-
-
 def _passes_gpus(run: RunLine, image_env: Optional[str]) -> bool:
     if run.gpus or run.cdi_gpus:
         return True
@@ -78,7 +52,7 @@ def _passes_gpus(run: RunLine, image_env: Optional[str]) -> bool:
     return False
 
 
-def _unknown_ids(ids: list[str], gpus: tuple[GpuFacts, ...]) -> list[str]:
+def _unknown_ids(ids: Sequence[str], gpus: tuple[GpuFacts, ...]) -> list[str]:
     uuids = {g.uuid for g in gpus if getattr(g, "uuid", None)}
     missing = []
     for device in ids:
@@ -90,18 +64,6 @@ def _unknown_ids(ids: list[str], gpus: tuple[GpuFacts, ...]) -> list[str]:
                 missing.append(device)
         # MIG-... and index:index forms name MIG devices; judged by the toolkit, not here
     return missing
-
-
-def _shm_mounted(run: RunLine) -> bool:
-    for volume in run.volumes:
-        parts = volume.split(":")
-        if len(parts) >= 2 and parts[1] == "/dev/shm":
-            return True
-    for mount in run.mounts:
-        fields = dict(f.partition("=")[::2] for f in mount.split(","))
-        if any(fields.get(k) == "/dev/shm" for k in ("target", "dst", "destination")):
-            return True
-    return any(t.split(":", 1)[0] == "/dev/shm" for t in run.tmpfs)
 
 
 def _size(n: int) -> str:
@@ -131,7 +93,7 @@ def workload_kind(target: Target) -> str:
 
 def _gpus_passed(run: RunLine, image_env: Optional[str], gpus: tuple[GpuFacts, ...]) -> Optional[int]:
     """How many GPUs the container gets, where the line and the host say (None: not known)."""
-    ids, count, everything = _requested_ids(run, image_env)
+    ids, count, everything = run.gpus_requested(image_env)
     if everything:
         return len(gpus) or None
     if ids:
@@ -249,7 +211,7 @@ def check_run(ctx: CheckContext) -> list[Finding]:
             )
         )
     else:
-        ids, count, everything = _requested_ids(run, image_env)
+        ids, count, everything = run.gpus_requested(image_env)
         missing = _unknown_ids(ids, gpus) if known else []
         if known and count is not None and count > len(gpus):
             missing.append(f"a count of {count}")
@@ -280,7 +242,7 @@ def check_run(ctx: CheckContext) -> list[Finding]:
             )
 
     shares_other = (run.ipc or "").startswith("container:")  # another container's /dev/shm: its size is not on this line
-    if run.ipc != "host" and not shares_other and not _shm_mounted(run):
+    if run.ipc != "host" and not shares_other and not run.dev_shm_mounted:
         size = run.shm_size_bytes if run.shm_size_bytes is not None else DOCKER_SHM_DEFAULT
         if run.ipc == "none" or size < SHM_MIN:
             shm = _shm_finding(run, size, workload_kind(target), _gpus_passed(run, image_env, gpus))
