@@ -1,4 +1,8 @@
-"""Shared helpers for the CLI tests: run cudadoctor in-process (click's runner) or as a user would."""
+"""Shared helpers for the CLI tests: run cudadoctor in-process (click's runner) or as a user would.
+
+`run_cli` is the one runner of the command as a process (every test file uses it, through a
+thin wrapper of its own at most); `start_cli` starts it for the tests that need the process itself
+(signals, pipes, concurrent writers)."""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Union
 
 from click.testing import CliRunner
 
@@ -25,8 +30,13 @@ def host(name: str) -> str:
 @dataclass
 class Run:
     exit_code: int
-    stdout: str
-    stderr: str
+    stdout: Any  # str, or bytes for run_cli(binary=True)
+    stderr: Any
+    elapsed: float = 0.0  # wall seconds the process took (run_cli)
+
+    @property
+    def returncode(self) -> int:  # subprocess's name for it, so a CompletedProcess's readers read a Run too
+        return self.exit_code
 
     def json(self) -> Any:
         return json.loads(self.stdout)
@@ -41,6 +51,20 @@ def invoke(*args: str, env: Optional[dict[str, str]] = None) -> Run:
     return Run(result.exit_code, result.stdout, result.stderr)
 
 
+def cli_environment(env: Optional[dict[str, str]] = None, unset: Sequence[str] = ()) -> dict[str, str]:
+    """This process's environment without the variables whose names start with one of ``unset``,
+    then ``env`` on top."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(tuple(unset))} if unset else dict(os.environ)
+    return {**kept, **(env or {})}
+
+
+def cli_command(args: Sequence[str], exe: Optional[list[str]] = None, user: Optional[str] = None) -> list[str]:
+    command = (exe or [sys.executable, "-m", "cudadoctor"]) + list(args)
+    if user:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    return command
+
+
 def run_cli(
     *args: str,
     env: Optional[dict[str, str]] = None,
@@ -48,22 +72,36 @@ def run_cli(
     exe: Optional[list[str]] = None,
     user: Optional[str] = None,
     timeout: float = 120,
+    unset: Sequence[str] = (),
+    input: Union[None, str, bytes] = None,
+    binary: bool = False,
+    environment: Optional[dict[str, str]] = None,
 ) -> Run:
-    """Run `python -m cudadoctor` in a fresh process, as a user's shell would (as another ``user``,
-    a uid, through setpriv with no groups)."""
-    command = (exe or [sys.executable, "-m", "cudadoctor"]) + list(args)
-    if user:
-        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(command, capture_output=True, text=True, env=full_env, cwd=cwd or REPO_ROOT, timeout=timeout)
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+    """Run `python -m cudadoctor` in a fresh process, as a user's shell would: ``env`` over this
+    process's environment less the names starting with ``unset`` (``environment``: exactly that
+    environment, nothing inherited); as another ``user`` (a uid, through setpriv with no groups);
+    ``input`` on standard input; ``binary``: stdout and stderr as bytes."""
+    start = time.monotonic()
+    proc = subprocess.run(
+        cli_command(args, exe, user), capture_output=True, text=not binary,
+        env=environment if environment is not None else cli_environment(env, unset),
+        cwd=cwd or REPO_ROOT, timeout=timeout, input=input,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+
+def start_cli(*args: str, env: Optional[dict[str, str]] = None, unset: Sequence[str] = (), **popen: Any) -> "subprocess.Popen[Any]":
+    """`python -m cudadoctor ARGS` started and left running, for a test that needs the process
+    itself (a signal, a pipe it writes into, concurrent writers): ``popen`` are Popen's arguments."""
+    popen.setdefault("cwd", REPO_ROOT)
+    return subprocess.Popen(cli_command(args), env=cli_environment(env, unset), **popen)
 
 
 def core_check(facts, table=None, image_facts=None, only=None, **request_values: Any):
     """The pure entry point, as the fleet and the Python API call it: ``only`` names the checks to
     run (all of them by default); ``request_values`` are resolve_request's (torch=, image=, ...)."""
-    from cudadoctor.doctor import check, resolve_request
     from cudadoctor.app.loader import load_table
+    from cudadoctor.doctor import check, resolve_request
     from cudadoctor.rules import CHECKS
 
     table = table or load_table()

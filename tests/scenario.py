@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+from helpers import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,8 +40,7 @@ def base_env() -> dict[str, str]:
 
 
 def run_check(env: dict[str, str], *args: str, command: str = "check", json_flag: bool = True) -> CheckRun:
-    argv = [sys.executable, "-m", "cudadoctor", command] + (["--json"] if json_flag else []) + list(args)
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(REPO), timeout=300)
+    result = run_cli(command, *(["--json"] if json_flag else []), *args, environment=env, timeout=300)
     data = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
     return CheckRun(result.returncode, data, result.stderr)
 

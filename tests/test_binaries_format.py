@@ -9,7 +9,6 @@ import json
 import random
 import struct
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from cudadoctor.binaries.elf import read_elf
 from cudadoctor.binaries.errors import BinaryFormatError
 from cudadoctor.binaries.read import read_binary
 from gpu_code import entry_bytes, fatbin_bytes, wrap_shared_object
+from helpers import Run, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 PTX_TEXT = b".version 8.8\n.target sm_90\n.address_size 64\n\0\0\0\0"
@@ -162,8 +162,8 @@ def test_random_corruption_gives_a_listing_or_one_line_never_a_crash(library: Pa
 # ---- the scan command on such files ----------------------------------------------------------
 
 
-def scan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cudadoctor", "scan", *args], capture_output=True, text=True, cwd=REPO, timeout=120)
+def scan(*args: str) -> Run:
+    return run_cli("scan", *args)
 
 
 def assert_one_line_usage_error(run: subprocess.CompletedProcess[str], text: str) -> None:
@@ -228,10 +228,7 @@ def test_a_directory_without_gpu_code_passes(tmp_path: Path) -> None:
 
 def test_without_any_gpu_the_code_is_listed_and_nothing_fails(tmp_path: Path, library: Path) -> None:
     (tmp_path / "libhand.so").write_bytes(library.read_bytes())
-    run = subprocess.run(
-        [sys.executable, "-m", "cudadoctor", "scan", str(tmp_path), "--json"],
-        capture_output=True, text=True, cwd=REPO, timeout=120, env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(tmp_path)},
-    )  # fmt: skip
+    run = run_cli("scan", str(tmp_path), "--json", environment={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(tmp_path)})
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads(run.stdout)
     assert data["gpus"] == [] and [f["code"] for f in data["findings"]] == ["scan-no-gpu"]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpu_code import NvFatbin, NvidiaTools, Nvrtc, cuobjdump_listing, nvidia_tools, reader_listing, wrap_shared_object
+from helpers import Run, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -181,8 +182,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory, nvrtc: Nvrtc, nvfatbin: NvFat
     return env
 
 
-def scan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cudadoctor", "scan", *args], capture_output=True, text=True, cwd=REPO, timeout=120)
+def scan(*args: str) -> Run:
+    return run_cli("scan", *args)
 
 
 def test_scan_fails_naming_the_extension_without_code_for_an_rtx_5090(venv: Path) -> None:
@@ -290,7 +291,7 @@ def test_scan_judges_against_the_gpus_nvml_reports(venv: Path, fake_nvml_env, tm
     from test_torch import gpu_host
 
     env = gpu_host(fake_nvml_env, tmp_path, driver="580.65.06", cuda=13000, gpus=({"name": "NVIDIA GeForce RTX 5090", "cc": "12.0", "memory": 34190917632},))
-    run = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", str(venv), "--json"], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    run = run_cli("scan", str(venv), "--json", environment=env)
     assert run.returncode == 1, run.stdout + run.stderr
     data = json.loads(run.stdout)
     assert data["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"}]
@@ -326,9 +327,8 @@ def test_scan_reads_an_image_through_the_archive_api(venv: Path, docker_host: st
     files = {f"site/{p.relative_to(site)}": p.read_bytes() for p in site.rglob("*") if p.is_file()}
     tag = "cudadoctor-test/scan-image:1"
     docker_daemon.build_image_from(docker_host, tag, "FROM scratch\nCOPY site /usr/local/lib/python3.11/site-packages\n", files)
-    env = {**os.environ, "DOCKER_HOST": docker_host}
-    run = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", tag, "--gpu", "RTX 5090", "--driver", "580.65.06", "--json"],
-                         capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    env = {"DOCKER_HOST": docker_host}
+    run = run_cli("scan", "--image", tag, "--gpu", "RTX 5090", "--driver", "580.65.06", "--json", env=env, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     data = json.loads(run.stdout)
     assert data["sources"][0] == {"kind": "image", "location": tag, "python": None}
@@ -337,9 +337,7 @@ def test_scan_reads_an_image_through_the_archive_api(venv: Path, docker_host: st
     assert packages["flash-attn"]["binaries"][0]["path"] == "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so"
     assert packages["torch"]["binaries"][0]["cuda_runtime"] == "12"
     assert [f["code"] for f in data["findings"] if f["severity"] == "fail"] == ["binary-no-kernel-image"]
-    h100 = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", tag, "--gpu", "H100"],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    h100 = run_cli("scan", "--image", tag, "--gpu", "H100", env=env, timeout=300)
     assert h100.returncode == 0, h100.stdout + h100.stderr
-    missing = subprocess.run([sys.executable, "-m", "cudadoctor", "scan", "--image", "cudadoctor-test/absent:1"],
-                             capture_output=True, text=True, cwd=REPO, env=env, timeout=300)  # fmt: skip
+    missing = run_cli("scan", "--image", "cudadoctor-test/absent:1", env=env, timeout=300)
     assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1 and "pull it first" in missing.stderr

@@ -209,14 +209,11 @@ def _run_on_terminal(args, env):
     import os
     import pty
     import subprocess
-    import sys
 
-    from helpers import REPO_ROOT
+    from helpers import start_cli
 
     leader, follower = pty.openpty()
-    inherited = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
-    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", *args], stdout=follower, stderr=subprocess.PIPE,
-                            env={**inherited, **env}, cwd=REPO_ROOT)
+    proc = start_cli(*args, env=env, unset=("NO_COLOR", "FORCE_COLOR", "TERM"), stdout=follower, stderr=subprocess.PIPE)
     os.close(follower)
     chunks = []
     while True:
@@ -270,12 +267,10 @@ def test_an_empty_value_is_a_usage_error_not_the_default(args):
 def test_a_closed_pipe_is_not_a_traceback():
     # `cudadoctor table | head -1`: the reader leaves early; the command must not print a traceback.
     import subprocess
-    import sys
 
-    from helpers import REPO_ROOT
+    from helpers import start_cli
 
-    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "table", "--gpus"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=REPO_ROOT)
+    proc = start_cli("table", "--gpus", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.read(10)
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
@@ -285,12 +280,9 @@ def test_a_closed_pipe_is_not_a_traceback():
 def test_large_output_is_flushed_completely_before_exit(tmp_path):
     # The entry point skips the interpreter's teardown; everything written must still arrive.
     out = tmp_path / "table.json"
-    import subprocess
-    import sys
-
-    from helpers import REPO_ROOT
+    from helpers import start_cli
 
     with out.open("w") as handle:
-        status = subprocess.run([sys.executable, "-m", "cudadoctor", "table", "--json"], stdout=handle, cwd=REPO_ROOT).returncode
+        status = start_cli("table", "--json", stdout=handle).wait(timeout=120)
     assert status == 0
     assert json.loads(out.read_text())["schema"] == 1

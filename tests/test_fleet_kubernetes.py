@@ -5,8 +5,6 @@ limit/continue, bearer tokens, 401/403), and `probe --nfd` on the stand-in NVML.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import threading
 import time
@@ -18,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from fleet_nodes import mixed_cluster
-from helpers import REPO_ROOT, invoke
+from helpers import Run, invoke, run_cli
 
 TOKEN = "test-token-fleet"
 NODES = mixed_cluster(per_pool=3)["items"]
@@ -174,11 +172,8 @@ def test_context_without_kubernetes_is_a_usage_error():
 # --- probe --nfd ----------------------------------------------------------------------------
 
 
-def run_cli_env(args: list[str], overrides: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "FAKE_NVML_CONFIG")}
-    env.update(overrides)
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+def run_cli_env(args: list[str], overrides: dict[str, str]) -> Run:
+    return run_cli(*args, env=overrides, unset=("LD_LIBRARY_PATH", "FAKE_NVML_CONFIG"))
 
 
 def parse_features(text: str) -> dict[str, str]:

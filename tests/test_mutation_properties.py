@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hardening import Outcome, run_main
-from helpers import HOSTS, REPO_ROOT, host
+from helpers import HOSTS, host, run_cli
 
 from cudadoctor.app.loader import default_table_path
 from cudadoctor.model.text import LINE_LIMIT
@@ -149,7 +147,6 @@ def test_a_few_mutations_through_a_fresh_process(tmp_path: Path) -> None:
     ]
     for i, data in enumerate(cases):
         file = write_json(tmp_path / f"{i}.json", data)
-        proc = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--snapshot", file], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=120)
+        proc = run_cli("check", "--snapshot", file)
         assert proc.returncode == 2, proc.stderr
         assert len(proc.stderr.splitlines()) == 1 and len(proc.stderr) <= LINE_LIMIT + 1

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import nvml_stub
-from helpers import REPO_ROOT
+from helpers import REPO_ROOT, Run, run_cli
 
 A100 = {"count": 1, "gpu0.name": "NVIDIA A100-SXM4-80GB", "gpu0.cc": "8.0"}
 
@@ -25,12 +25,9 @@ def _need_gcc() -> None:
         pytest.skip("gcc not found: cannot build the stand-in libnvidia-ml.so.1")
 
 
-def run(args: list[str], overrides: dict[str, str], timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
-    env = {**os.environ, **overrides}
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    return proc, time.monotonic() - start
+def run(args: list[str], overrides: dict[str, str], timeout: float = 60) -> tuple[Run, float]:
+    proc = run_cli(*args, env=overrides, timeout=timeout)
+    return proc, proc.elapsed
 
 
 def codes(proc: subprocess.CompletedProcess) -> list[str]:

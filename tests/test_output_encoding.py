@@ -7,14 +7,11 @@ encode the report's marks, and the report must degrade to ASCII instead of faili
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT, host
+from helpers import REPO_ROOT, Run, host, run_cli
 
 ENCODINGS = {
     "LC_ALL=C": {"LC_ALL": "C"},
@@ -24,11 +21,8 @@ ENCODINGS = {
 }
 
 
-def run(args: list[str], extra: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"))}
-    env.update(extra)
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, timeout=120)
+def run(args: list[str], extra: dict[str, str]) -> Run:
+    return run_cli(*args, env=extra, unset=("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"), binary=True)
 
 
 def ascii_only(data: bytes) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import nvml_stub
+from helpers import Run, run_cli
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -340,16 +341,15 @@ def test_prepare_fake_host_for_benchmarks(tmp_path):
 # ---- through the command line ------------------------------------------------------------------
 
 
-def run_cli(args: list[str], overrides: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=subprocess_env(overrides),
-        capture_output=True, text=True, timeout=120,
-    )
+def cli_with(args: list[str], overrides: dict[str, str]) -> Run:
+    """The command with the stand-in NVML's environment (subprocess_env) and ``overrides``."""
+    env = subprocess_env(overrides)
+    return run_cli(*args, env=env, unset=tuple(k for k in os.environ if k not in env))
 
 
 def test_cli_probe_json_reports_the_gpus(fake_nvml_env):
     config = {**TWO_GPUS, "gpu0.mig": 1, "gpu0.mig.count": 1, "gpu0.mig0.memory": 42949672960}
-    result = run_cli(["probe", "--json"], fake_nvml_env(config))
+    result = cli_with(["probe", "--json"], fake_nvml_env(config))
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["schema"] == 1
@@ -366,7 +366,7 @@ def test_cli_probe_json_reports_the_gpus(fake_nvml_env):
 
 
 def test_cli_probe_json_reports_an_init_failure_as_a_fact(fake_nvml_env):
-    result = run_cli(["probe", "--json"], fake_nvml_env({**TWO_GPUS, "init": 18}))
+    result = cli_with(["probe", "--json"], fake_nvml_env({**TWO_GPUS, "init": 18}))
     assert result.returncode == 0, result.stderr
     driver = json.loads(result.stdout)["host"]["driver"]
     assert driver["nvml_state"] == "driver-mismatch"
@@ -376,7 +376,7 @@ def test_cli_probe_json_reports_an_init_failure_as_a_fact(fake_nvml_env):
 
 def test_cli_probe_output_file_is_a_loadable_snapshot(fake_nvml_env, tmp_path):
     snapshot = tmp_path / "host.json"
-    result = run_cli(["probe", "-o", str(snapshot)], fake_nvml_env(nvml_stub.eight_gpu_config()))
+    result = cli_with(["probe", "-o", str(snapshot)], fake_nvml_env(nvml_stub.eight_gpu_config()))
     assert result.returncode == 0, result.stderr
     load = (
         "import sys; from cudadoctor.app.loader import load_snapshot; f = load_snapshot(sys.argv[1]); "

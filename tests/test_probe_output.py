@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hardening import assert_one_short_error, run_main
-from helpers import REPO_ROOT, host
+from helpers import REPO_ROOT, host, start_cli
 
 OLD = Path(host("h100-550")).read_text()
 
@@ -144,10 +144,9 @@ def test_twenty_concurrent_writers_and_a_reader(tmp_path: Path) -> None:
 
     reader = threading.Thread(target=read_loop)
     reader.start()
-    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}  # no libnvidia-ml here: quick probes
+    env = {"LD_LIBRARY_PATH": str(tmp_path)}  # no libnvidia-ml here: quick probes
     writers = [
-        subprocess.Popen([sys.executable, "-m", "cudadoctor", "probe", "-o", str(target)], cwd=REPO_ROOT, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        start_cli("probe", "-o", str(target), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for _ in range(20)
     ]  # fmt: skip
     try:

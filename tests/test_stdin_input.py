@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import io
 import subprocess
-import sys
 import threading
 
 import pytest
 
-from helpers import REPO_ROOT
+from helpers import run_cli, start_cli
 
 
 def test_stdin_beyond_the_cap_is_refused_without_reading_to_its_end() -> None:
     from cudadoctor.app.loader import MAX_FILE_BYTES
 
-    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "fleet", "-"], cwd=REPO_ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_cli("fleet", "-", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdin is not None
 
     def feed() -> None:  # more than the cap, then the pipe is held open: no end of input ever comes
@@ -49,8 +47,7 @@ def test_stdin_beyond_the_cap_is_refused_without_reading_to_its_end() -> None:
 
 
 def test_stdin_that_is_not_utf8_is_one_line_exit_2() -> None:
-    run = subprocess.run([sys.executable, "-m", "cudadoctor", "fleet", "-"], cwd=REPO_ROOT, input=b'{"kind": "\xff"}',
-                         capture_output=True, timeout=60)
+    run = run_cli("fleet", "-", input=b'{"kind": "\xff"}', binary=True, timeout=60)
     assert run.returncode == 2
     lines = run.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "standard input" in lines[0] and "UTF-8" in lines[0], lines

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from cudadoctor.compat.families import FamiliesError
 from cudadoctor.app.loader import load_families
 from cudadoctor.app.loader import load_table
+from helpers import run_cli
 
 
 def _cli(*args, env_extra=None):
-    env = dict(os.environ)
-    env.pop("CUDADOCTOR_FAMILIES", None)
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, env=env)
+    return run_cli(*args, env=env_extra, unset=("CUDADOCTOR_FAMILIES",))
 
 
 @pytest.fixture(scope="module")

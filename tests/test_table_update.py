@@ -23,6 +23,7 @@ import pytest
 
 from cudadoctor.compat.wheel_index import IndexPageError, infer_from, page_filenames, torch_wheels
 from cudadoctor.app.loader import default_table_path
+from helpers import Run, run_cli, start_cli
 
 SHIPPED = json.loads(Path(default_table_path()).read_text())
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "cudadoctor" / "schemas" / "table_update.schema.json").read_text())
@@ -131,8 +132,8 @@ def server() -> Iterator[str]:
     httpd.server_close()
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, timeout=timeout)
+def cli(*args: str, timeout: float = 60) -> Run:
+    return run_cli(*args, timeout=timeout)
 
 
 def overlay_file() -> Path:
@@ -339,8 +340,7 @@ def test_progress_is_shown_on_a_terminal_only(server):
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cudadoctor", "table", "update", "--index-url", f"{server}/html"],
-                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    proc = start_cli("table", "update", "--index-url", f"{server}/html", stdin=slave, stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
     seen = b""
     while True:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cudadoctor.compat.table import TableError
 from cudadoctor.app.loader import default_table_path, load_table
+from helpers import run_cli
 
 SHIPPED = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
 
@@ -129,7 +128,7 @@ def test_duplicate_json_keys_are_rejected_with_their_entry(tmp_path):
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True, env=env)
+    return run_cli(*args, environment=env)
 
 
 def test_validate_shipped_table_exits_0():
