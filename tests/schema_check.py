@@ -81,6 +81,8 @@ def schema_name(command: str, args: Sequence[str]) -> str:
     """The schema of what a command line prints: a subcommand or an output format may have its own."""
     if command == "table" and args[:1] == ["update"]:
         return "table_update"
+    if command == "table" and args[:1] == ["learn"]:
+        return "table_learn"
     if command == "fleet" and "node-affinity" in args:
         return "node-affinity"
     return command

@@ -34,7 +34,7 @@ def test_schema_command_prints_the_shipped_file(name: str) -> None:
 
 
 # Written by hand (not generated from records): the fleet's, `table update`'s, the nodeAffinity's and the scan's.
-HANDWRITTEN = ("fleet", "table_update", "node-affinity", "scan")
+HANDWRITTEN = ("fleet", "table_update", "table_learn", "node-affinity", "scan")
 
 
 @pytest.mark.parametrize("name", HANDWRITTEN)

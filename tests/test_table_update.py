@@ -368,3 +368,14 @@ def test_without_an_overlay_check_does_not_import_the_index_reader():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stderr.strip().endswith("[]"), result.stderr
+
+
+def test_an_update_keeps_what_table_learn_read_from_wheels(server, tmp_path):
+    from test_table_learn import torch_wheel
+
+    assert cli("table", "learn", str(torch_wheel(tmp_path))).returncode == 0
+    assert cli("table", "update", "--index-url", f"{server}/html").returncode == 0
+    overlay = json.loads(overlay_file().read_text())
+    assert [(e["release"], e["variant"]) for e in overlay["learned"]] == [("2.15", "cu130")]
+    cu130 = next(v for v in json.loads(cli("table", "--torch", "2.15", "--json").stdout)["variants"] if v["name"] == "cu130")
+    assert cu130["evidence"] == "binary"

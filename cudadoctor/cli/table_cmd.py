@@ -119,3 +119,16 @@ def update(index_url: str | None, timeout: float, dry_run: bool, clear: bool, as
     from . import table_update
 
     table_update.run(index_url, timeout, dry_run, as_json, where)
+
+
+@table.command("learn")
+@click.argument("source", metavar="WHEEL|URL")
+@seconds_option("--timeout", 0.1, 3600, 600.0, "Bound on downloading a URL.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def learn(source: str, timeout: float, as_json: bool) -> None:
+    """Read a torch wheel's GPU code from its own libtorch_cuda.so and record its arch list in the
+    table overlay (evidence: binary), so a variant no source settles becomes usable."""
+    from ..app.overlay import overlay_path
+    from . import table_learn
+
+    table_learn.run(source, timeout, as_json, overlay_path())

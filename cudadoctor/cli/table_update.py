@@ -39,6 +39,8 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     try:
         names = page_filenames(page.body, page.content_type)
         overlay = derive_overlay(shipped.raw, names, index_url=root, fetched_at=fetched_at, sha256=page.sha256)
+        if isinstance(previous, dict) and isinstance(previous.get("learned"), list):
+            overlay["learned"] = previous["learned"]  # what `table learn` read from wheels stays
         merged = merge_overlay(shipped.raw, overlay)
         parse_table(merged, "merged table")  # the same rules as the shipped table
     except (IndexPageError, TableError) as exc:

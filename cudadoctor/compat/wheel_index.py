@@ -269,6 +269,12 @@ def derive_overlay(
     }
 
 
+def empty_overlay() -> dict[str, Any]:
+    """An overlay that adds nothing from an index (what `table learn` starts from when there is none)."""
+    return {"format": OVERLAY_FORMAT, "version": OVERLAY_VERSION, "index_url": None, "fetched_at": None, "sha256": None,
+            "releases": [], "variants": [], "full_versions": {}}
+
+
 def rel_is_shipped(version: str, added: list[dict[str, Any]]) -> bool:
     return all(r["version"] != version for r in added)
 
@@ -329,6 +335,23 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
         if rel is not None and isinstance(full, str) and re.match(r"^\d+\.\d+\.\d+$", full) and _key(full) > _key(rel["full_version"]):
             rel["full_version"] = full
     releases.sort(key=lambda r: _key(str(r.get("version", "0"))))
+    from .learned import LEARNED_KEY, apply_learned  # arch lists `table learn` read from wheels
+
+    apply_learned(merged, overlay)
+    if overlay.get("index_url"):  # an overlay of learned wheels only read no index
+        merged.setdefault("sources", {})[OVERLAY_SOURCE] = {
+            "document": "PyTorch's wheel index, read by `cudadoctor table update`",
+            "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "
+            "arch lists of variants no source describes are inferred",
+            "url": str(overlay.get("index_url", "")),
+        }
+    fetched = str(overlay.get("fetched_at", ""))[:10]
+    if re.match(r"^\d{4}-\d{2}-\d{2}$", fetched) and fetched > str(merged.get("updated", "")):
+        merged["updated"] = fetched
+    merged["overlay"] = {k: overlay.get(k) for k in ("index_url", "fetched_at", "sha256")}
+    if overlay.get(LEARNED_KEY):
+        merged["overlay"]["learned"] = [e.get("wheel") for e in overlay[LEARNED_KEY] if isinstance(e, dict)]
+    return merged
     merged.setdefault("sources", {})[OVERLAY_SOURCE] = {
         "document": "PyTorch's wheel index, read by `cudadoctor table update`",
         "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "

@@ -222,7 +222,8 @@ def decide(result: CheckResult, table: CompatTable) -> Answer:
                 return answer(FIX_FIRST, problem, fixes, rec.alternative)
             return answer(FIX_FIRST, problem, fixes, None, without_cuda=_recommendation_fixes(rec, "make-gpu-visible"))
         if rec.found and not same:
-            return answer(USE_INSTEAD, problem, (_use(rec, "use-variant"),), rec)
+            same_release = target is not None and target.torch == rec.torch
+            return answer(USE_INSTEAD, problem, (_use(rec, "use-variant" if same_release else "use-release"),), rec)
         if not rec.found and rec.alternative is not None:
             return answer(USE_INSTEAD, problem, (_use(rec.alternative, "use-release"),), rec.alternative,
                           other=_recommendation_fixes(rec, "use-release"))

@@ -38,6 +38,28 @@ Progress = Callable[[int, Optional[int]], None]  # (bytes so far, total when the
 
 def fetch_page(url: str, accept: str, timeout: float, progress: Optional[Progress] = None) -> FetchedPage:
     """GET ``url`` with an Accept header; the body, or IndexFetchError."""
+    chunks: list[bytes] = []
+    final, content_type, sha256, _ = _get(url, accept, timeout, progress, chunks.append, MAX_BYTES, "not an index page")
+    return FetchedPage(url=final, body=b"".join(chunks), content_type=content_type, sha256=sha256)
+
+
+MAX_WHEEL_BYTES = 8 * 1024 * 1024 * 1024  # the largest CUDA torch wheels are a few GiB
+
+
+def download(url: str, path: str, timeout: float, progress: Optional[Progress] = None) -> tuple[str, int]:
+    """GET ``url`` into the file ``path`` (a wheel: streamed to disk, never held in memory);
+    (its sha256, its size), or IndexFetchError."""
+    try:
+        with open(path, "wb") as handle:
+            _, _, sha256, size = _get(url, "*/*", timeout, progress, handle.write, MAX_WHEEL_BYTES, "not a wheel")
+    except OSError as exc:
+        raise IndexFetchError(f"{path}: cannot write the download ({_words(exc)})") from None
+    return sha256, size
+
+
+def _get(url: str, accept: str, timeout: float, progress: Optional[Progress], write: Callable[[bytes], object],
+         max_bytes: int, too_large: str) -> tuple[str, str, str, int]:
+    """GET ``url``, handing the body to ``write`` as it arrives: (final URL, content type, sha256, size)."""
     if not url.startswith(("http://", "https://")):
         raise IndexFetchError(f"{url}: only http:// and https:// index URLs are supported")
     deadline = time.monotonic() + timeout
@@ -59,7 +81,6 @@ def fetch_page(url: str, accept: str, timeout: float, progress: Optional[Progres
         length_text = response.headers.get("Content-Length")
         total = int(length_text) if length_text and length_text.isdigit() else None
         content_type = response.headers.get("Content-Type", "")
-        chunks: list[bytes] = []
         size = 0
         digest = hashlib.sha256()
         while True:
@@ -75,16 +96,16 @@ def fetch_page(url: str, accept: str, timeout: float, progress: Optional[Progres
                 raise IndexFetchError(f"{url}: the download failed ({_words(exc)})") from None
             if not chunk:
                 break
-            chunks.append(chunk)
+            write(chunk)
             digest.update(chunk)
             size += len(chunk)
-            if size > MAX_BYTES:
-                raise IndexFetchError(f"{url}: more than {MAX_BYTES // (1024 * 1024)} MiB: not an index page")
+            if size > max_bytes:
+                raise IndexFetchError(f"{url}: more than {max_bytes // (1024 * 1024)} MiB: {too_large}")
             if progress is not None:
                 progress(size, total)
         if total is not None and size < total:
             raise IndexFetchError(f"{url}: the download was cut short ({size} of {total} bytes)")
-        return FetchedPage(url=response.geturl(), body=b"".join(chunks), content_type=content_type, sha256=digest.hexdigest())
+        return response.geturl(), content_type, digest.hexdigest(), size
 
 
 def _shrink_socket_timeout(response: http.client.HTTPResponse, left: float) -> None:
