@@ -86,6 +86,8 @@ def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: O
     if image is None:  # a caller that did not inspect it: judge what the table and the tag say
         image = ImageFacts(reference, state="not-probed", error="the image was not inspected")
     holds = what_image_holds(table, ref, image)
+    # The torch inside the image, read from its own binaries, beats what the table or its env say.
+    arch_list = image.torch_arch_list or holds.arch_list
     return Target(
         torch=holds.torch,
         variant=holds.variant,
@@ -96,7 +98,7 @@ def image_target(table: CompatTable, request: Request, ref: "ImageRef", image: O
         requirements=request.requirements,
         min_memory_bytes=request.min_memory_bytes,
         image_facts=replace(image, facts_from=holds.facts_from),
-        arch_list=holds.arch_list,
+        arch_list=arch_list,
         run=request.run,
     )
 

@@ -220,6 +220,10 @@ class ImageFacts:
     facts_from: Optional[str] = None  # where torch/CUDA came from: "image-env" | "image-tag" | "table"
     smoke: Optional[SmokeFacts] = None
     hygiene: Optional[ImageHygiene] = None  # its user, command and sshd/Jupyter files (cudadoctor.model.hygiene)
+    # The arch list of the torch inside it (TORCH_CUDA_ARCH_LIST words: "8.0", "9.0+PTX"), read from its
+    # torch/lib/libtorch_cuda*.so without running it; None: no CUDA torch found, or not read.
+    torch_arch_list: Optional[tuple[str, ...]] = None
+    torch_binary_error: Optional[str] = None  # why that library could not be read
 
     def env_value(self, name: str) -> Optional[str]:
         for key, value in self.env:

@@ -48,6 +48,11 @@ def probe_containers(
 
             remaining = max(deadline - time.monotonic(), 0.05)
             image = replace(image, hygiene=read_hygiene(client, reference, remaining))
+            from .image_binaries import torch_arch_in_image
+
+            remaining = max(deadline - time.monotonic(), 0.05)
+            arch, why = torch_arch_in_image(client, reference, remaining)
+            image = replace(image, torch_arch_list=arch, torch_binary_error=why)
         if smoke and image.state == "ok":
             from .smoke import SMOKE_TIMEOUT_S, run_smoke
 

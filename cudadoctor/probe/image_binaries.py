@@ -9,6 +9,7 @@ afterwards. Which package owns a file comes from the RECORD files met in the sam
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tarfile
@@ -48,46 +49,97 @@ class _Chunks(io.RawIOBase):
         return count
 
 
+# Where an image's torch keeps its CUDA kernels: torch/lib under each usual package directory.
+_PYTHONS = tuple(f"python3.{minor}" for minor in range(8, 15))
+TORCH_LIB_DIRS = ("/usr/lib/python3/dist-packages/torch/lib",) + tuple(
+    f"{prefix}/{python}/{packages}/torch/lib"
+    for python in _PYTHONS
+    for prefix, packages in (("/opt/conda/lib", "site-packages"), ("/usr/local/lib", "dist-packages"),
+                             ("/usr/local/lib", "site-packages"), ("/opt/venv/lib", "site-packages"))
+)
+
+
+@contextlib.contextmanager
+def _created(client: Any, reference: str, timeout: float) -> Iterator[str]:
+    """A container made from the image (never started, no network) for the archive calls, removed afterwards."""
+    try:
+        run_bounded(lambda: client.api.inspect_image(reference), timeout * 2 + 1)
+    except DeadlineExceeded:
+        raise ScanInputError(f"--image {reference}: the Docker daemon did not answer within {timeout:g} s") from None
+    except Exception as exc:
+        raise ScanInputError(f"--image {reference}: {error_text(exc)} (pull it first: docker pull {reference})") from None
+    try:
+        created = run_bounded(
+            lambda: client.api.create_container(
+                image=reference, entrypoint=[], command=_PLACEHOLDER, network_disabled=True, labels={"cudadoctor.scan": "1"}
+            ),
+            timeout * 2 + 1,
+        )
+    except Exception as exc:
+        raise ScanInputError(f"--image {reference}: cannot create a container to read it from ({error_text(exc)})") from None
+    container = str(created["Id"])
+    try:
+        yield container
+    finally:
+        try:
+            run_bounded(lambda: client.api.remove_container(container, force=True, v=True), timeout * 2 + 1)
+        except Exception:  # the label names it; nothing else to do from here
+            pass
+
+
+def _read_roots(client: Any, reference: str, timeout: float, roots: tuple[str, ...]) -> list[ScannedFile]:
+    files: list[tuple[str, ScannedFile]] = []
+    records: dict[str, list[str]] = {}  # dist-info directory (image path) -> RECORD paths
+    metadata: dict[str, tuple[Optional[str], Optional[str]]] = {}
+    with _created(client, reference, timeout) as container:
+        for root in roots:
+            _stream_root(client, container, root, files, records, metadata)
+    return list(_owned(files, records, metadata))
+
+
 def scan_image(reference: str, timeout: float) -> ScanSource:
     from .docker import connect
 
     client, facts = connect(timeout)
     if client is None:
         raise ScanInputError(f"--image {reference}: cannot reach the Docker daemon ({facts.error or facts.state})")
-    container: Optional[str] = None
     try:
-        try:
-            run_bounded(lambda: client.api.inspect_image(reference), timeout * 2 + 1)
-        except DeadlineExceeded:
-            raise ScanInputError(f"--image {reference}: the Docker daemon did not answer within {timeout:g} s") from None
-        except Exception as exc:
-            raise ScanInputError(f"--image {reference}: {error_text(exc)} (pull it first: docker pull {reference})") from None
-        try:
-            created = run_bounded(
-                lambda: client.api.create_container(
-                    image=reference, entrypoint=[], command=_PLACEHOLDER, network_disabled=True, labels={"cudadoctor.scan": "1"}
-                ),
-                timeout * 2 + 1,
-            )
-        except Exception as exc:
-            raise ScanInputError(f"--image {reference}: cannot create a container to read it from ({error_text(exc)})") from None
-        container = str(created["Id"])
-        files: list[tuple[str, ScannedFile]] = []
-        records: dict[str, list[str]] = {}  # dist-info directory (image path) -> RECORD paths
-        metadata: dict[str, tuple[Optional[str], Optional[str]]] = {}
-        for root in ROOTS:
-            _stream_root(client, container, root, files, records, metadata)
-        return ScanSource(kind=IMAGE, location=reference, files=tuple(_owned(files, records, metadata)))
+        return ScanSource(kind=IMAGE, location=reference, files=tuple(_read_roots(client, reference, timeout, ROOTS)))
     finally:
-        if container is not None:
-            try:
-                run_bounded(lambda: client.api.remove_container(container, force=True, v=True), timeout * 2 + 1)
-            except Exception:  # the label names it; nothing else to do from here
-                pass
         try:
             client.close()
         except Exception:
             pass
+
+
+def torch_arch_in_image(client: Any, reference: str, timeout: float) -> tuple[Optional[tuple[str, ...]], Optional[str]]:
+    """(the arch list of the torch inside a local image, as TORCH_CUDA_ARCH_LIST words: "8.0",
+    "9.0+PTX"; None when it holds no CUDA torch) read from its torch/lib/libtorch_cuda*.so, or
+    (None, the one-line reason it could not be read)."""
+    from ..binaries.judge import arch_list
+    from .torch_probe import TORCH_CUDA_LIBRARIES
+
+    try:
+        files = _read_roots(client, reference, timeout, TORCH_LIB_DIRS)
+    except ScanInputError as exc:
+        return None, str(exc)
+    libraries = [f for f in files if os.path.basename(f.path) in TORCH_CUDA_LIBRARIES]
+    broken = next((f for f in libraries if f.code is None), None)
+    if broken is not None:
+        return None, f"{broken.path}: {broken.error}"
+    entries = [e for f in libraries if f.code is not None for e in f.code.entries]
+    return (words_of(arch_list(entries)) or None) if entries else None, None
+
+
+def words_of(listing: str) -> tuple[str, ...]:
+    """torch.cuda.get_arch_list()'s form (sm_80 sm_90 compute_90) as TORCH_CUDA_ARCH_LIST words (8.0 9.0+PTX)."""
+    sass = {name[3:] for name in listing.split() if name.startswith("sm_") and name[3:].isdigit()}
+    ptx = {name[8:] for name in listing.split() if name.startswith("compute_") and name[8:].isdigit()}
+    words = []
+    for digits in sorted(sass | ptx, key=int):
+        cc = f"{digits[:-1]}.{digits[-1]}"
+        words.append(cc + "+PTX" if digits in ptx else cc)
+    return tuple(words)
 
 
 def _stream_root(

@@ -157,6 +157,9 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     return findings
 
 
+IMAGE_BINARY_SOURCE = "the image's torch/lib/libtorch_cuda*.so (its .nv_fatbin sections, read through the Docker archive API)"
+
+
 def _own_arch_list(ctx: CheckContext) -> list[Finding]:
     """An image whose build names its own arch list (an NGC image's TORCH_CUDA_ARCH_LIST)."""
     from ..host.ngc import arch_variant
@@ -164,11 +167,17 @@ def _own_arch_list(ctx: CheckContext) -> list[Finding]:
     host, target, cuda = ctx.host, ctx.target, ctx.target_cuda
     assert target is not None and target.arch_list and cuda is not None
     image = target.image_facts
-    read = "its environment" if image is not None and image.env_value("TORCH_CUDA_ARCH_LIST") else "the table"
+    from_binary = image is not None and image.torch_arch_list == target.arch_list
+    if from_binary:
+        read = "its torch's binaries"
+    else:
+        read = "its environment" if image is not None and image.env_value("TORCH_CUDA_ARCH_LIST") else "the table"
     family = ctx.table.ngc_family(target.family or "")
     variant = arch_variant(cuda, target.arch_list, family.source if family else "")
-    what = f"{target.image or 'the image'} (TORCH_CUDA_ARCH_LIST {' '.join(target.arch_list)}, from {read})"
-    source = ctx.table.cite(family.source) if family else "TORCH_CUDA_ARCH_LIST"
+    what = f"{target.image or 'the image'} (arch list {' '.join(target.arch_list)}, from {read})"
+    source = IMAGE_BINARY_SOURCE if from_binary else ctx.table.cite(family.source) if family else "TORCH_CUDA_ARCH_LIST"
+    fix = ("Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`)."
+           if family else "Use an image whose torch carries code for this GPU (`cudadoctor recommend --image`).")
     findings = []
     for gpu in host.gpus_in_scope:
         cc = host.cc(gpu)
@@ -184,16 +193,14 @@ def _own_arch_list(ctx: CheckContext) -> list[Finding]:
                 title=f"{what} runs on {gpu_label(gpu)} only by JIT-compiling PTX",
                 detail=f"The build ships machine code for {variant.arch_summary()}; {cc.sm} gets PTX compiled by the "
                     "driver at first use: slow start-up, and no JIT under minor-version compatibility.",
-                hint="Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`).",
-                source=source, gpu_index=gpu.index))
+                hint=fix, source=source, gpu_index=gpu.index))
         else:
             findings.append(Finding(
                 code="gpu-arch-not-built", severity=FAIL,
                 title=f"{what} carries no code for {gpu_label(gpu)}, {cc.sm}",
                 detail=f"The build ships code for {variant.arch_summary()}. Kernels fail with \"no kernel image is "
                     "available for execution on the device\".",
-                hint="Use a newer NGC release whose arch list names this GPU (`cudadoctor recommend --image --family ngc-pytorch`).",
-                source=source, gpu_index=gpu.index))
+                hint=fix, source=source, gpu_index=gpu.index))
     return findings
 
 
