@@ -83,15 +83,36 @@ def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
 
 # --- 3: the smallest driver that makes a month run ---------------------------------------------
 
-def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor() -> None:
+@pytest.mark.parametrize(
+    "today,branch",
+    [
+        # NVIDIA's data-center driver pages (615 edition): R535 ends in June 2026. Before that R535
+        # (cuda-compat-13-1 in the matrix) is the smallest target; from then on the live R580
+        # (June 2028) is, whose first Table 3 driver is 13.0 GA's 580.65.06.
+        ("2026-05-01", "535."),
+        ("2026-12-01", "580.65.06"),
+    ],
+)
+def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor(monkeypatch, today: str, branch: str) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", today)
     code, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
     no = doc["no_recommendation"]
     assert code == 1 and doc["recommendation"] is None
     action = no["actions"][0]
     assert action["action"] == "upgrade-driver" and action["variant"] == "25.12"
-    assert action["support"] == "forward-compat" and action["min_driver"].startswith("535.")  # R535 runs CUDA 13.1 via cuda-compat
+    assert action["support"] == "forward-compat" and action["min_driver"].startswith(branch)
     assert action["full_driver"] == "590.44.01"
     assert no["fixes"][0].startswith(f"upgrade the driver to >= {action['min_driver']} for {REPO}:25.12-py3")
+
+
+def test_an_end_of_life_branch_is_never_offered(monkeypatch) -> None:
+    # R535 ended in June 2026, R610 is a New Feature Branch: neither is a target in December 2026,
+    # and no fix names a driver of theirs.
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-12-01")
+    for gpu in ("T4", "H100", "A100"):
+        _, doc = recommend("--driver", "470.256.02", "--gpu", gpu)
+        for action in doc["no_recommendation"]["actions"]:
+            assert not action["min_driver"].startswith(("535.", "570.", "610.")), action
 
 
 def test_the_forward_compat_floor_really_makes_the_month_run() -> None:

@@ -60,8 +60,11 @@ def test_a_real_host_is_not_second_guessed():
         (["--driver", "550.54.14", "--gpu", "T4", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R550 is not in"),
         # CUDA 13.0 starts at sm_75: no package makes it target a V100 or a K80.
         (["--driver", "570.124.06", "--gpu", "V100", "--gpu", "H100", "--torch", "2.11", "--variant", "cu130"], "driver-forward-compat-unavailable", "CUDA 13.0 cannot target GPU 0"),
-        # R535 takes cuda-compat-13-0 (NVIDIA's matrix), and an H100 is a data-center GPU.
-        (["--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-available", "R535 through cuda-compat-13-0"),
+        # R535 takes cuda-compat-13-0 in NVIDIA's matrix, but it ended in June 2026 (NVIDIA's
+        # data-center driver pages, 615 edition): no target on the run's date (the table's, here).
+        (["--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R535 is no longer a supported branch"),
+        # R570 is listed by neither the 615 nor the 620 edition: not a target either.
+        (["--driver", "570.124.06", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R570 is no longer a supported branch"),
     ],
 )
 def test_forward_compat_claims(args, code, says):
@@ -69,6 +72,17 @@ def test_forward_compat_claims(args, code, says):
     assert code in codes and says in codes[code]["title"]
     other = {"driver-forward-compat-available", "driver-forward-compat-unavailable"} - {code}
     assert not other & set(codes)
+
+
+def test_forward_compat_on_r535_before_its_end_of_life(monkeypatch):
+    # Before June 2026 R535 was a live Long Term Support Branch: cuda-compat-13-0 is the way; from
+    # its end-of-life month on it is not.
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-05-01")
+    _, codes = findings("--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130")
+    assert "R535 through cuda-compat-13-0" in codes["driver-forward-compat-available"]["title"]
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-06-01")
+    _, codes = findings("--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130")
+    assert "end of life June 2026" in codes["driver-forward-compat-unavailable"]["detail"]
 
 
 # --- hiding blocked GPUs keeps only GPUs the build runs on ---------------------------------------
