@@ -32,16 +32,39 @@ def findings(doc: Any) -> dict[str, Any]:
 
 # --- 1: a CUDA minor without a toolkit row still has its major's floor ------------------------
 
-def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for() -> None:
-    # 26.07 is CUDA 13.3: the table has no 13.3 row, and CUDA 13.2 already starts at sm_75.
-    code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+def _table_without_toolkit_rows_after_13_2(tmp_path: Path) -> str:
+    """The shipped table less its 13.3+ toolkit rows (NVRTC 13.3 on), so that 26.07 (CUDA 13.3) has none."""
+    import json
+
+    from cudadoctor.app.loader import default_table_path
+
+    data = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
+    data["toolkit_architectures"] = [r for r in data["toolkit_architectures"] if r["cuda"] in {"13.0", "13.1", "13.2"} or not r["cuda"].startswith("13.")]
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for(tmp_path: Path) -> None:
+    # 26.07 is CUDA 13.3: in this table there is no 13.3 row, and CUDA 13.2 already starts at sm_75.
+    table = _table_without_toolkit_rows_after_13_2(tmp_path)
+    code, doc = recommend("--table", table, "--driver", "580.65.06", "--gpu", "V100")
     rec = doc["recommendation"]
     assert code == 0 and rec["variant"] == "23.10" and rec["cuda"] == "12.2"  # CUDA 12.2 still builds for sm_70
     reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
     assert "sm_70" in reasons["26.07"] and "13.3 row" in reasons["26.07"]
     assert "sm_70" in reasons["25.12"]
-    tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
+    tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--table", table, "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
     assert tag.exit_code == 0 and tag.stdout.strip() == f"{REPO}:23.10-py3"
+
+
+def test_volta_and_the_shipped_cuda_13_3_toolkit_row() -> None:
+    # The shipped table has a 13.3 row (NVRTC 13.3.33: sm_75 to sm_121): 26.07 is refused by it.
+    code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+    rec = doc["recommendation"]
+    assert code == 0 and rec["variant"] == "23.10"
+    reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
+    assert "CUDA 13.3 cannot build for GPU 0 (V100), sm_70 (it supports sm_75 to sm_121)" in reasons["26.07"]
 
 
 def test_check_of_the_ngc_family_on_volta_judges_the_month_that_runs() -> None:

@@ -171,12 +171,26 @@ def test_release_candidate_rows_do_not_set_the_minimum(table):
         ("12.9", "5.0", "12.1"),
         ("13.0", "7.5", "12.1"),  # Maxwell, Pascal, Volta removed
         ("13.2", "7.5", "12.1"),
+        # nvrtcGetSupportedArchs() of NVIDIA's NVRTC wheels 13.3.33, 13.4.92, 13.5.37: sm_75..sm_121
+        # (13.4 and 13.5 add sm_107 inside that range).
+        ("13.3", "7.5", "12.1"),
+        ("13.4", "7.5", "12.1"),
+        ("13.5", "7.5", "12.1"),
     ],
     ids=lambda v: str(v),
 )
 def test_toolkit_ranges(table, cuda, low, high):
     row = table.toolkit_architectures_for(CudaVersion.parse(cuda))
     assert (str(row.min_cc), str(row.max_cc)) == (low, high)
+
+
+def test_toolkit_rows_after_13_2_rest_on_nvrtc():
+    table = load_table()
+    for cuda in ("13.3", "13.4", "13.5"):
+        row = table.toolkit_architectures_for(CudaVersion.parse(cuda))
+        assert str(row.cuda) == cuda and row.source == "nvidia-nvrtc-supported-archs"
+    # sm_107 (13.4 on) names no GPU any NVIDIA page read here settles: not a known compute capability.
+    assert table.cc_info(CC.parse("10.7")) is None
 
 
 # --- PyTorch releases --------------------------------------------------------------------------
