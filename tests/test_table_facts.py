@@ -485,3 +485,11 @@ def table_variant(version, name):
     from cudadoctor.app.loader import load_table
 
     return load_table().release(version).variant(name)
+
+
+def test_branch_lifecycles_are_judged_on_the_run_date(table):
+    # The request's today wins; without it the later of the snapshot's date and the table's review.
+    assert table.reference_date("2026-05-01", "2025-01-01T00:00:00Z") == "2026-05-01"
+    assert table.reference_date(None, "2025-01-01T00:00:00Z") == table.updated
+    assert table.reference_date(None, "2030-01-01T00:00:00Z") == "2030-01-01"
+    assert table.reference_date(None, None) == table.updated

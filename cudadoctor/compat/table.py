@@ -636,9 +636,13 @@ class CompatTable:
         )
 
     def reference_date(self, today: Optional[str], probed_at: Optional[str] = None) -> str:
-        """The date branch lifecycles are judged on: the run's date (the request's ``today``), else the
-        snapshot's, else the table's own review date (a branch dead by then is dead now)."""
-        return today or (probed_at or "")[:10] or self.updated
+        """The date branch lifecycles are judged on: the run's date (the request's ``today``); without
+        it, the later of the snapshot's date and the table's own review date (the run is no earlier
+        than either: a branch dead when the table was reviewed is dead now, even for an old snapshot)."""
+        if today:
+            return today
+        dates = [d for d in ((probed_at or "")[:10], self.updated) if d]
+        return max(dates) if dates else ""
 
     def parse_family_reference(
         self, ref: str
