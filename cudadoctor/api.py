@@ -137,7 +137,7 @@ def recommend(
 
     try:
         loaded = _table(table, families, config)
-        request = inputs.request_for(loaded, torch=torch, family=family)
+        request = inputs.request_for(loaded, torch=torch, family=family, today=inputs.today())
         facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
     except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None

@@ -538,7 +538,7 @@ def first_fit(
     return None
 
 
-def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = None) -> Recommendation:
+def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = None, today: Optional[str] = None) -> Recommendation:
     """The newest NGC PyTorch release this host runs (natively, through forward compatibility on a
     data-center GPU, or under minor-version compatibility), and why each newer one lost. The
     chosen release is the recommendation's ``variant``; months whose CUDA the table does not
@@ -605,7 +605,7 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
         )
     fixes: list[str] = []
     actions: list[Action] = []
-    smallest = _smallest_ngc_fix(host, [r for r in ordered if not fits[r.release].gpu_blocked])
+    smallest = _smallest_ngc_fix(host, [r for r in ordered if not fits[r.release].gpu_blocked], today)
     if smallest is not None:
         release, floor, support = smallest
         how = ", through CUDA forward compatibility" if support == "forward-compat" else ""
@@ -629,11 +629,15 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
     )
 
 
-def _smallest_ngc_fix(host: HostView, releases: Sequence["NgcRelease"]) -> Optional[tuple["NgcRelease", "DriverVersion", str]]:
+def _smallest_ngc_fix(
+    host: HostView, releases: Sequence["NgcRelease"], today: Optional[str] = None
+) -> Optional[tuple["NgcRelease", "DriverVersion", str]]:
     """(month, driver floor, support) for the smallest driver upgrade that makes one of ``releases``
     (already free of GPU problems, settled months first) run: the oldest forward-compatibility branch
     newer than the host's, where these GPUs can use forward compatibility, else the month's minimum
-    driver. Settled months are preferred; unverified ones count only when no settled one has a floor."""
+    driver. Settled months are preferred; unverified ones count only when no settled one has a floor.
+    A branch past its end of life on ``today`` (the request's date, else the snapshot's, else the
+    table's), or a New Feature Branch, is never offered."""
     from .host.ngc import forward_compat_blockers
 
     driver = host.driver
@@ -660,6 +664,8 @@ def _smallest_ngc_fix(host: HostView, releases: Sequence["NgcRelease"]) -> Optio
                 branches = host.table.compat_branches_for(release.cuda) or ()
             for entry in host.table.forward_compat.branches:
                 if entry.branch not in branches or (driver is not None and entry.branch <= driver.branch):
+                    continue
+                if not entry.live_on(host.table.reference_date(today, host.facts.probed_at)):
                     continue
                 floor_row = host.table.min_driver_full(entry.cuda)
                 floor = floor_row.min_driver_linux if floor_row is not None and floor_row.min_driver_linux.branch == entry.branch else None

@@ -32,16 +32,39 @@ def findings(doc: Any) -> dict[str, Any]:
 
 # --- 1: a CUDA minor without a toolkit row still has its major's floor ------------------------
 
-def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for() -> None:
-    # 26.07 is CUDA 13.3: the table has no 13.3 row, and CUDA 13.2 already starts at sm_75.
-    code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+def _table_without_toolkit_rows_after_13_2(tmp_path: Path) -> str:
+    """The shipped table less its 13.3+ toolkit rows (NVRTC 13.3 on), so that 26.07 (CUDA 13.3) has none."""
+    import json
+
+    from cudadoctor.app.loader import default_table_path
+
+    data = json.loads(Path(default_table_path()).read_text(encoding="utf-8"))
+    data["toolkit_architectures"] = [r for r in data["toolkit_architectures"] if r["cuda"] in {"13.0", "13.1", "13.2"} or not r["cuda"].startswith("13.")]
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for(tmp_path: Path) -> None:
+    # 26.07 is CUDA 13.3: in this table there is no 13.3 row, and CUDA 13.2 already starts at sm_75.
+    table = _table_without_toolkit_rows_after_13_2(tmp_path)
+    code, doc = recommend("--table", table, "--driver", "580.65.06", "--gpu", "V100")
     rec = doc["recommendation"]
     assert code == 0 and rec["variant"] == "23.10" and rec["cuda"] == "12.2"  # CUDA 12.2 still builds for sm_70
     reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
     assert "sm_70" in reasons["26.07"] and "13.3 row" in reasons["26.07"]
     assert "sm_70" in reasons["25.12"]
-    tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
+    tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--table", table, "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
     assert tag.exit_code == 0 and tag.stdout.strip() == f"{REPO}:23.10-py3"
+
+
+def test_volta_and_the_shipped_cuda_13_3_toolkit_row() -> None:
+    # The shipped table has a 13.3 row (NVRTC 13.3.33: sm_75 to sm_121): 26.07 is refused by it.
+    code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
+    rec = doc["recommendation"]
+    assert code == 0 and rec["variant"] == "23.10"
+    reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
+    assert "CUDA 13.3 cannot build for GPU 0 (V100), sm_70 (it supports sm_75 to sm_121)" in reasons["26.07"]
 
 
 def test_check_of_the_ngc_family_on_volta_judges_the_month_that_runs() -> None:
@@ -83,15 +106,36 @@ def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
 
 # --- 3: the smallest driver that makes a month run ---------------------------------------------
 
-def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor() -> None:
+@pytest.mark.parametrize(
+    "today,branch",
+    [
+        # NVIDIA's data-center driver pages (615 edition): R535 ends in June 2026. Before that R535
+        # (cuda-compat-13-1 in the matrix) is the smallest target; from then on the live R580
+        # (June 2028) is, whose first Table 3 driver is 13.0 GA's 580.65.06.
+        ("2026-05-01", "535."),
+        ("2026-12-01", "580.65.06"),
+    ],
+)
+def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor(monkeypatch, today: str, branch: str) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", today)
     code, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
     no = doc["no_recommendation"]
     assert code == 1 and doc["recommendation"] is None
     action = no["actions"][0]
     assert action["action"] == "upgrade-driver" and action["variant"] == "25.12"
-    assert action["support"] == "forward-compat" and action["min_driver"].startswith("535.")  # R535 runs CUDA 13.1 via cuda-compat
+    assert action["support"] == "forward-compat" and action["min_driver"].startswith(branch)
     assert action["full_driver"] == "590.44.01"
     assert no["fixes"][0].startswith(f"upgrade the driver to >= {action['min_driver']} for {REPO}:25.12-py3")
+
+
+def test_an_end_of_life_branch_is_never_offered(monkeypatch) -> None:
+    # R535 ended in June 2026, R610 is a New Feature Branch: neither is a target in December 2026,
+    # and no fix names a driver of theirs.
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-12-01")
+    for gpu in ("T4", "H100", "A100"):
+        _, doc = recommend("--driver", "470.256.02", "--gpu", gpu)
+        for action in doc["no_recommendation"]["actions"]:
+            assert not action["min_driver"].startswith(("535.", "570.", "610.")), action
 
 
 def test_the_forward_compat_floor_really_makes_the_month_run() -> None:

@@ -175,10 +175,20 @@ def test_stub_libcuda_loaded(host):
 
 
 def test_data_center_gpu_on_old_branch_can_use_cuda_compat(host):
-    run = host(host_config(driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, args=("--torch", "2.14", "--variant", "cu130"))
+    # R535 was a live Long Term Support Branch until June 2026 (NVIDIA's data-center driver pages,
+    # 615 edition): on a date before that, cuda-compat-13-0 is the way.
+    run = host(host_config(driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, env={"CUDADOCTOR_TODAY": "2026-05-01"},
+               args=("--torch", "2.14", "--variant", "cu130"))
     assert "driver-too-old" in run.codes
     finding = run.find("driver-forward-compat-available")
     assert "cuda-compat-13-0" in finding["title"] and "cuda-compat-13-0" in finding["hint"]
+
+
+def test_data_center_gpu_on_an_end_of_life_branch_is_told_to_upgrade(host):
+    run = host(host_config(driver="535.104.05", cuda=12020), root={"module": "535.104.05"}, env={"CUDADOCTOR_TODAY": "2026-12-01"},
+               args=("--torch", "2.14", "--variant", "cu130"))
+    finding = run.find("driver-forward-compat-unavailable")
+    assert "R535 is no longer a supported branch" in finding["title"] and "end of life June 2026" in finding["detail"]
 
 
 def test_consumer_gpu_cannot_use_cuda_compat(host):

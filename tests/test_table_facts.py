@@ -91,13 +91,38 @@ def test_every_table3_row(table, version, linux, windows):
     assert row.source == "nvidia-cuda-rn-table3"
 
 
+# Source: NVIDIA's CUDA redistributable manifest redistrib_13.3.0.json (cuda_compat 610.43.02 for
+# cuda13.3) and NVIDIA's CUDA repository, which publishes cuda-drivers-610.43.02 with cuda-13-3-13.3.0.
+# Table 3 itself was not read for these rows (the stored copy of the 13.3+ notes stops at their opening).
+# For every 13.x row above (13.0 GA to 13.2 Update 2) the cuda-compat / cuda-drivers version NVIDIA
+# publishes with the release equals Table 3's Linux value.
+REDIST_ROWS = [
+    ("13.3.0", "610.43.02", None),
+]
+
+
+@pytest.mark.parametrize("version,linux,windows", REDIST_ROWS, ids=[f"nvidia-redist-cuda-{v}" for v, _, _ in REDIST_ROWS])
+def test_every_redist_row(table, version, linux, windows):
+    rows = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
+    assert len(rows) == 1, f"CUDA {version} must have exactly one row"
+    row = rows[0]
+    assert row.min_driver_linux.raw == linux and row.min_driver_windows is None
+    assert row.evidence == "redist-manifest" and row.source == f"nvidia-cuda-redist-{version}"
+    assert "Table 3" in row.note  # the row says that Table 3 was not read
+
+
 def test_table3_has_no_unverified_rows(table):
-    # 13.3 and later rows were not read on an NVIDIA page (research notes): they stay out, and
-    # there never was a CUDA 12.7 toolkit.
+    # Rows no NVIDIA publication settles here stay out: CUDA 9.x (Table 3 of the current notes starts
+    # at 10.0; older tables survive only in third-party copies), 12.8.2, 12.9.2, 13.0.3, 13.1.2, 13.3.1,
+    # 13.4.x and 13.5 (NVIDIA's pages for them were read only to their opening). There never was a CUDA
+    # 12.7 toolkit.
     versions = {str(r.version) for r in table.cuda_releases}
-    assert versions == {v for v, _, _ in TABLE3}
+    assert versions == {v for v, _, _ in TABLE3} | {v for v, _, _ in REDIST_ROWS}
+    assert all(r.evidence == "release-notes" for r in table.cuda_releases if str(r.version) in {v for v, _, _ in TABLE3})
     assert table.min_driver_full(CudaVersion.parse("12.7")) is None
-    assert table.min_driver_full(CudaVersion.parse("13.3")) is None
+    assert table.min_driver_full(CudaVersion.parse("13.3")).min_driver_linux.raw == "610.43.02"
+    assert table.min_driver_full(CudaVersion.parse("13.4")) is None
+    assert table.cuda_supported_by_driver(DriverVersion.parse("610.43.02")) == CudaVersion.parse("13.3")
 
 
 # Source: the same notes, Table 2, and the CUDA Compatibility guide, "Minor Version Compatibility".
@@ -146,12 +171,26 @@ def test_release_candidate_rows_do_not_set_the_minimum(table):
         ("12.9", "5.0", "12.1"),
         ("13.0", "7.5", "12.1"),  # Maxwell, Pascal, Volta removed
         ("13.2", "7.5", "12.1"),
+        # nvrtcGetSupportedArchs() of NVIDIA's NVRTC wheels 13.3.33, 13.4.92, 13.5.37: sm_75..sm_121
+        # (13.4 and 13.5 add sm_107 inside that range).
+        ("13.3", "7.5", "12.1"),
+        ("13.4", "7.5", "12.1"),
+        ("13.5", "7.5", "12.1"),
     ],
     ids=lambda v: str(v),
 )
 def test_toolkit_ranges(table, cuda, low, high):
     row = table.toolkit_architectures_for(CudaVersion.parse(cuda))
     assert (str(row.min_cc), str(row.max_cc)) == (low, high)
+
+
+def test_toolkit_rows_after_13_2_rest_on_nvrtc():
+    table = load_table()
+    for cuda in ("13.3", "13.4", "13.5"):
+        row = table.toolkit_architectures_for(CudaVersion.parse(cuda))
+        assert str(row.cuda) == cuda and row.source == "nvidia-nvrtc-supported-archs"
+    # sm_107 (13.4 on) names no GPU any NVIDIA page read here settles: not a known compute capability.
+    assert table.cc_info(CC.parse("10.7")) is None
 
 
 # --- PyTorch releases --------------------------------------------------------------------------
@@ -373,6 +412,43 @@ def test_forward_compatibility(table):
     assert forward.supported_on(550, CudaVersion.parse("12.6")) is None  # not a target branch
 
 
+# Source: NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit Versions", Table 2: the 615
+# edition (R535 LTSB June 2026, R580 LTSB June 2028, R595 PB March 2027, R610 NFB August 2026) and the
+# 620 edition (R580 LTSB June 2028, R595 PB March 2027, R620 LTSB September 2029; only LTS and
+# Production branches listed). R620's CUDA: NVIDIA's redistrib_620.70.06.json (cuda_compat for 13.5).
+BRANCH_LIFECYCLE = [
+    (535, "LTSB", "2026-06"),
+    (570, None, None),
+    (580, "LTSB", "2028-06"),
+    (590, None, None),
+    (595, "PB", "2027-03"),
+    (610, "NFB", "2026-08"),
+    (615, None, None),
+    (620, "LTSB", "2029-09"),
+]
+
+
+@pytest.mark.parametrize("branch,designation,end_of_life", BRANCH_LIFECYCLE, ids=[f"nvidia-dc-drivers-r{b}" for b, _, _ in BRANCH_LIFECYCLE])
+def test_forward_compat_branch_lifecycle(table, branch, designation, end_of_life):
+    row = table.forward_compat.branch(branch)
+    assert row is not None
+    assert (row.designation, row.end_of_life) == (designation, end_of_life)
+    if designation is not None:
+        assert row.source in ("nvidia-dc-drivers-615", "nvidia-dc-drivers-620")
+
+
+def test_live_forward_compat_branches_are_r580_r595_r620_in_december_2026(table):
+    forward = table.forward_compat
+    assert [b.branch for b in forward.live_branches("2026-12-01")] == [580, 595, 620]
+    assert forward.branch(620).cuda == CudaVersion.parse("13.5")
+    # Before June 2026 R535 was still a target; in June 2026 it is not (its end-of-life month).
+    assert forward.live(535, "2026-05-31") and not forward.live(535, "2026-06-01")
+    assert not forward.live(610, "2026-07-01")  # a New Feature Branch is never a target
+    assert forward.live(595, "2027-02-28") and not forward.live(595, "2027-03-01")
+    assert table.compat_branches_for(CudaVersion.parse("13.1"), today="2026-12-01") == (580,)
+    assert table.compat_branches_for(CudaVersion.parse("13.1")) == (535, 570, 580)  # the matrix as printed
+
+
 def test_features(table):
     by_name = {f.name: str(f.min_cc) for f in table.features}
     assert by_name["tensor cores"] == "7.0" and by_name["bf16"] == "8.0" and by_name["FP8"] == "8.9"
@@ -409,3 +485,11 @@ def table_variant(version, name):
     from cudadoctor.app.loader import load_table
 
     return load_table().release(version).variant(name)
+
+
+def test_branch_lifecycles_are_judged_on_the_run_date(table):
+    # The request's today wins; without it the later of the snapshot's date and the table's review.
+    assert table.reference_date("2026-05-01", "2025-01-01T00:00:00Z") == "2026-05-01"
+    assert table.reference_date(None, "2025-01-01T00:00:00Z") == table.updated
+    assert table.reference_date(None, "2030-01-01T00:00:00Z") == "2030-01-01"
+    assert table.reference_date(None, None) == table.updated

@@ -23,6 +23,7 @@ def test_shipped_table_is_valid_and_sourced():
                  table.compute_capabilities, table.gpus, table.pytorch_releases, table.image_families, table.features):
         cited |= {row.source for row in rows}
     cited |= {v.source for r in table.pytorch_releases for v in r.variants}
+    cited |= {b.source for b in table.forward_compat.branches if b.source}  # a branch's lifecycle names its page
     keys = {s.key for s in table.sources}
     assert cited <= keys
     assert all(s.document for s in table.sources)
@@ -102,7 +103,29 @@ BROKEN = [
     ("an unparsable update date",
      _set(["updated"], "30/11/2026"),
      "'updated' must be a date written YYYY-MM-DD"),
+    ("a driver row of unknown evidence",
+     lambda d: d["cuda_releases"][-1].__setitem__("evidence", "forum post"),
+     "cuda_releases[13.3.0]: evidence 'forum post' must be one of release-notes, redist-manifest"),
+    ("a driver row not from Table 3 without a note",
+     lambda d: d["cuda_releases"][-1].__setitem__("note", ""),
+     "cuda_releases[13.3.0]: a row not read from Table 3 (evidence redist-manifest) needs a note"),
+    ("a branch designation NVIDIA does not use",
+     lambda d: _branch(d, 580).__setitem__("designation", "LTS"),
+     "forward_compatibility.branches[580]: designation 'LTS' must be one of LTSB, PB, NFB"),
+    ("an end of life that is not a month",
+     lambda d: _branch(d, 580).__setitem__("end_of_life", "June 2028"),
+     "forward_compatibility.branches[580]: end_of_life must be a month YYYY-MM"),
+    ("a branch lifecycle without a source",
+     lambda d: _branch(d, 620).pop("source"),
+     "forward_compatibility.branches[620]: missing source"),
+    ("an end of life without a designation",
+     lambda d: _branch(d, 620).__setitem__("designation", None),
+     "forward_compatibility.branches[620]: an end of life needs the branch's designation"),
 ]
+
+
+def _branch(data, number):
+    return next(b for b in data["forward_compatibility"]["branches"] if b["branch"] == number)
 
 
 @pytest.mark.parametrize("rule,change,message", BROKEN, ids=[b[0] for b in BROKEN])
@@ -134,7 +157,7 @@ def _cli(*args, env=None):
 def test_validate_shipped_table_exits_0():
     result = _cli("table", "--validate", default_table_path())
     assert result.returncode == 0, result.stderr
-    assert "valid (56 CUDA driver rows, 16 PyTorch releases" in result.stdout
+    assert "valid (57 CUDA driver rows, 16 PyTorch releases" in result.stdout
 
 
 def test_validate_broken_table_exits_2_with_one_line(tmp_path):

@@ -60,8 +60,11 @@ def test_a_real_host_is_not_second_guessed():
         (["--driver", "550.54.14", "--gpu", "T4", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R550 is not in"),
         # CUDA 13.0 starts at sm_75: no package makes it target a V100 or a K80.
         (["--driver", "570.124.06", "--gpu", "V100", "--gpu", "H100", "--torch", "2.11", "--variant", "cu130"], "driver-forward-compat-unavailable", "CUDA 13.0 cannot target GPU 0"),
-        # R535 takes cuda-compat-13-0 (NVIDIA's matrix), and an H100 is a data-center GPU.
-        (["--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-available", "R535 through cuda-compat-13-0"),
+        # R535 takes cuda-compat-13-0 in NVIDIA's matrix, but it ended in June 2026 (NVIDIA's
+        # data-center driver pages, 615 edition): no target on the run's date (the table's, here).
+        (["--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R535 is no longer a supported branch"),
+        # R570 is listed by neither the 615 nor the 620 edition: not a target either.
+        (["--driver", "570.124.06", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130"], "driver-forward-compat-unavailable", "R570 is no longer a supported branch"),
     ],
 )
 def test_forward_compat_claims(args, code, says):
@@ -69,6 +72,17 @@ def test_forward_compat_claims(args, code, says):
     assert code in codes and says in codes[code]["title"]
     other = {"driver-forward-compat-available", "driver-forward-compat-unavailable"} - {code}
     assert not other & set(codes)
+
+
+def test_forward_compat_on_r535_before_its_end_of_life(monkeypatch):
+    # Before June 2026 R535 was a live Long Term Support Branch: cuda-compat-13-0 is the way; from
+    # its end-of-life month on it is not.
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-05-01")
+    _, codes = findings("--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130")
+    assert "R535 through cuda-compat-13-0" in codes["driver-forward-compat-available"]["title"]
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-06-01")
+    _, codes = findings("--driver", "535.104.05", "--gpu", "H100", "--torch", "2.9", "--variant", "cu130")
+    assert "end of life June 2026" in codes["driver-forward-compat-unavailable"]["detail"]
 
 
 # --- hiding blocked GPUs keeps only GPUs the build runs on ---------------------------------------
@@ -176,3 +190,25 @@ def test_no_fit_on_a_release_with_unverified_variants_says_so():
     assert no_fit["unverified_variants"] == ["cu130"]
     assert any("cu130" in note and "never offered" in note for note in no_fit["notes"])
     assert {r["variant"]: r["reason"] for r in no_fit["rejected"]}["cu130"].endswith("(unverified)")
+
+
+# --- a driver newer than the table's newest row -----------------------------------------------
+
+
+def test_a_host_whose_driver_reports_cuda_13_4_is_judged_from_table_rows(tmp_path):
+    # NVML's own answer (CUDA 13.4 on an R615 driver) is the driver's CUDA; the build judged
+    # (2.15 cu132) has its own Table 3 row, 13.2 GA's 595.45.04, so no major floor is involved.
+    data = json.loads(open(host("h100-550"), encoding="utf-8").read())
+    data["host"]["driver"].update(driver_version="615.71.09", cuda_driver_version="13.4")
+    snapshot = tmp_path / "h100-615.json"
+    snapshot.write_text(json.dumps(data), encoding="utf-8")
+    _, codes = findings("--snapshot", str(snapshot), "--torch", "2.15", "--variant", "cu132")
+    assert "CUDA up to 13.4" in codes["nvml-ok"]["detail"]
+    assert "CUDA 13.2 needs >= 595.45.04" in codes["driver-ok"]["detail"]
+
+
+def test_a_planned_r615_driver_counts_as_cuda_13_3_until_a_13_4_row_is_settled():
+    # The newest settled driver row is 13.3.0 (610.43.02, NVIDIA's redistributable manifest); no
+    # NVIDIA publication read here gives 13.4's, so a plan with an R615 driver is judged as CUDA 13.3.
+    _, codes = findings("--driver", "615.71.09", "--gpu", "H100")
+    assert "CUDA up to 13.3" in codes["nvml-ok"]["detail"]

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .errors import EXIT_FAIL, EXIT_OK, InputError, say
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail
+from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail
 from .options import families_options, host_options, nvml_options, table_options, target_options
 
 
@@ -43,7 +43,7 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
     if fmt == "index-url" and not want_wheel:
         raise InputError("--format index-url needs --wheel")
     table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
-    request = request_or_fail(table, torch=options["torch_release"], family=options["family"])
+    request = request_or_fail(table, torch=options["torch_release"], family=options["family"], today=today_or_fail())
     if request.ngc is not None and want_wheel:
         raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"])

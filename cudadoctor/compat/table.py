@@ -59,6 +59,14 @@ class CudaRelease:
     source: str
     kind: str = ""  # "GA" | "update" | "RC", as NVIDIA labels the row
     note: str = ""
+    # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it) or "redist-manifest" (the
+    # driver NVIDIA pairs with the release in its own redistributable manifest and CUDA repository: the
+    # cuda-compat package and the cuda-drivers package published with it; for 13.0 GA to 13.2 Update 2
+    # those equal Table 3's rows). Both are NVIDIA's own publication and both decide verdicts.
+    evidence: str = "release-notes"
+
+
+CUDA_ROW_EVIDENCE = ("release-notes", "redist-manifest")
 
 
 @record
@@ -311,13 +319,54 @@ class ImageFamily:
         return found.groupdict() if found else None
 
 
+# The branch designations of NVIDIA's data-center driver pages ("Supported Drivers and CUDA Toolkit
+# Versions"): Long Term Support, Production, New Feature. Only the first two have an end of life and
+# are targets; a New Feature Branch is short-lived.
+BRANCH_DESIGNATIONS = ("LTSB", "PB", "NFB")
+TARGET_DESIGNATIONS = ("LTSB", "PB")
+
+
 @record
 class ForwardCompatBranch:
-    """One driver-branch column of NVIDIA's forward-compatibility matrix."""
+    """One driver-branch column of NVIDIA's forward-compatibility matrix, with its lifecycle from NVIDIA's
+    data-center driver pages (designation, end of life)."""
 
     branch: int  # 535, 570, ...
     cuda: CudaVersion  # the CUDA release the branch was paired with
     compat_packages: tuple[CudaVersion, ...]  # cuda-compat-X-Y packages supported on it ("C" in the matrix)
+    designation: Optional[str] = None  # LTSB / PB / NFB as the driver pages print it; None: not listed there
+    end_of_life: Optional[str] = None  # "YYYY-MM" as the driver pages print it ("June 2026"); None: none printed
+    source: str = ""  # the driver page that lists the branch ("" : only the matrix names it)
+
+    def live_on(self, today: str) -> bool:
+        """Whether the branch is a supported target on ``today`` (YYYY-MM-DD): a Long Term Support or
+        Production Branch whose end-of-life month has not begun. A branch ends in the month NVIDIA
+        prints, so it is no target from that month's first day on; a branch the driver pages do not
+        list (no designation), or a New Feature Branch, is never one."""
+        if self.designation not in TARGET_DESIGNATIONS or not self.end_of_life:
+            return False
+        return today[:7] < self.end_of_life
+
+    def lifecycle(self) -> str:
+        """"R535: Long Term Support Branch, end of life June 2026" style words, for findings."""
+        names = {"LTSB": "Long Term Support Branch", "PB": "Production Branch", "NFB": "New Feature Branch"}
+        if self.designation is None:
+            return f"R{self.branch} is not among the branches NVIDIA's data-center driver pages list as supported"
+        words = f"R{self.branch} is a {names.get(self.designation, self.designation)}"
+        if self.end_of_life:
+            words += f", end of life {month_words(self.end_of_life)}"
+        return words
+
+
+def month_words(month: str) -> str:
+    """"2026-06" -> "June 2026"."""
+    names = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+             "October", "November", "December")
+    year, _, number = month.partition("-")
+    try:
+        return f"{names[int(number) - 1]} {year}"
+    except (ValueError, IndexError):
+        return month
 
 
 @record
@@ -347,6 +396,15 @@ class ForwardCompat:
         if row is None:
             return None
         return cuda.major_minor in row.compat_packages
+
+    def live(self, driver_branch: int, today: str) -> bool:
+        """Whether a driver branch is a supported target on ``today``: in the matrix, and live on NVIDIA's
+        data-center driver pages (:meth:`ForwardCompatBranch.live_on`)."""
+        row = self.branch(driver_branch)
+        return row is not None and row.live_on(today)
+
+    def live_branches(self, today: str) -> tuple[ForwardCompatBranch, ...]:
+        return tuple(row for row in self.branches if row.live_on(today))
 
 
 @record
@@ -567,11 +625,24 @@ class CompatTable:
                     return family, month, self.ngc_release(month)
         return None
 
-    def compat_branches_for(self, cuda: CudaVersion) -> Optional[tuple[int, ...]]:
-        """The driver branches whose cuda-compat packages cover this CUDA minor (NVIDIA's matrix)."""
+    def compat_branches_for(self, cuda: CudaVersion, today: Optional[str] = None) -> Optional[tuple[int, ...]]:
+        """The driver branches whose cuda-compat packages cover this CUDA minor (NVIDIA's matrix); with
+        ``today``, only those live on that date (end-of-life and New Feature Branches left out)."""
         if self.forward_compat is None:
             return None
-        return tuple(b.branch for b in self.forward_compat.branches if cuda.major_minor in b.compat_packages)
+        return tuple(
+            b.branch for b in self.forward_compat.branches
+            if cuda.major_minor in b.compat_packages and (today is None or b.live_on(today))
+        )
+
+    def reference_date(self, today: Optional[str], probed_at: Optional[str] = None) -> str:
+        """The date branch lifecycles are judged on: the run's date (the request's ``today``); without
+        it, the later of the snapshot's date and the table's own review date (the run is no earlier
+        than either: a branch dead when the table was reviewed is dead now, even for an old snapshot)."""
+        if today:
+            return today
+        dates = [d for d in ((probed_at or "")[:10], self.updated) if d]
+        return max(dates) if dates else ""
 
     def parse_family_reference(
         self, ref: str

@@ -15,6 +15,8 @@ from typing import Any, Iterable, Optional
 from .ngc import NgcError, check_derived, parse_ngc_family, parse_ngc_release
 from .table import (
     BRAND_CLASSES,
+    BRANCH_DESIGNATIONS,
+    CUDA_ROW_EVIDENCE,
     EVIDENCE_LEVELS,
     PLATFORM_WORDS,
     PLATFORMS,
@@ -172,6 +174,9 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         kind = entry.get("kind", "")
         if kind not in ("", "GA", "update", "RC"):
             raise TableError(f"{where}: kind {quoted(kind)} must be GA, update or RC")
+        evidence = entry.get("evidence", "release-notes")
+        if evidence not in CUDA_ROW_EVIDENCE:
+            raise TableError(f"{where}: evidence {quoted(evidence)} must be one of {', '.join(CUDA_ROW_EVIDENCE)}")
         cuda_releases.append(
             CudaRelease(
                 version=version,
@@ -183,8 +188,11 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 source=r.source(entry, where),
                 kind=kind,
                 note=str(entry.get("note", "")),
+                evidence=evidence,
             )
         )
+        if evidence != "release-notes" and not cuda_releases[-1].note:
+            raise TableError(f"{where}: a row not read from Table 3 (evidence {evidence}) needs a note saying what it rests on")
     if not cuda_releases:
         raise TableError("cuda_releases: the table lists no CUDA release")
     _in_order(cuda_releases, lambda row: row.version, "cuda_releases", "CUDA release")
@@ -512,9 +520,20 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             )
             if list(packages) != sorted(set(packages)):
                 raise TableError(f"{bwhere}: compat_packages must be ascending without duplicates")
+            designation = bentry.get("designation")
+            if designation is not None and designation not in BRANCH_DESIGNATIONS:
+                raise TableError(f"{bwhere}: designation {quoted(designation)} must be one of {', '.join(BRANCH_DESIGNATIONS)} (or null)")
+            end_of_life = bentry.get("end_of_life")
+            if end_of_life is not None and (not isinstance(end_of_life, str) or not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", end_of_life)):
+                raise TableError(f"{bwhere}: end_of_life must be a month YYYY-MM (as the driver pages print it) or null")
+            # A branch's lifecycle decides whether it is offered: where it is stated, it names its source.
+            bsource = r.source(bentry, bwhere) if (designation is not None or end_of_life is not None or "source" in bentry) else ""
+            if end_of_life is not None and designation is None:
+                raise TableError(f"{bwhere}: an end of life needs the branch's designation (LTSB, PB or NFB)")
             branches.append(
                 ForwardCompatBranch(
-                    branch=number, cuda=r.parse(CudaVersion.parse, bentry.get("cuda"), bwhere, "cuda"), compat_packages=packages
+                    branch=number, cuda=r.parse(CudaVersion.parse, bentry.get("cuda"), bwhere, "cuda"), compat_packages=packages,
+                    designation=designation, end_of_life=end_of_life, source=bsource,
                 )
             )
         _in_order(branches, lambda b: b.branch, "forward_compatibility.branches", "driver branch")

@@ -57,7 +57,7 @@ def recommend_for(facts: HostFacts, table: CompatTable, request: Request, images
     monthly release this host runs."""
     host = HostView.of(facts, table)
     if request.ngc is not None:
-        return recommend_ngc(host, request.ngc, ngc_torch(request))
+        return recommend_ngc(host, request.ngc, ngc_torch(request), today=request.today)
     if chooses_release(request):
         return newest_fit(host, request.family, images)[0]
     return recommend(host, request.release, request.family, images=images)
@@ -95,7 +95,7 @@ def check(
     newest = None
     chose = target is None and ngc is None and chooses_release(request)
     if ngc is not None:
-        recommendation = recommend_ngc(host, ngc, ngc_torch(request))
+        recommendation = recommend_ngc(host, ngc, ngc_torch(request), today=request.today)
     elif chose:
         recommendation, newest = newest_fit(host, request.family, images=False)
         release = table.release(recommendation.torch) or release

@@ -80,8 +80,11 @@ def render_overview(console: Console, table: CompatTable) -> None:
         "Windows >=",
     )
     for row in table.cuda_releases:
-        _row(drivers, row.version, row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
+        mark = "" if row.evidence == "release-notes" else " †"
+        _row(drivers, f"{row.version}{mark}", row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
     _show(console, drivers)
+    if any(row.evidence != "release-notes" for row in table.cuda_releases):
+        _print(console, "† not read from Table 3: the driver NVIDIA pairs with the release in its redistributable manifest and CUDA repository", "dim")
     floors = _table("Minor-version compatibility (runs, with caveats, below the Table 3 driver)", "CUDA", "Linux >=", "Windows >=", "NVIDIA's wording")
     for floor in table.minor_version_compat:
         _row(floors, f"{floor.cuda_major}.x", floor.min_driver_linux, floor.min_driver_windows or "n/a", floor.nvidia_text)

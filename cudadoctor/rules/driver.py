@@ -186,6 +186,9 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     package = forward.package_for(cuda.major_minor)
     driver = host.driver
     branch_ok = forward.supported_on(driver.branch, cuda) if driver is not None else None
+    # A branch past its end of life (or a New Feature Branch) is no target, in the matrix or not.
+    row = forward.branch(driver.branch) if driver is not None else None
+    branch_dead = row is not None and not row.live_on(table.reference_date(ctx.today, facts.probed_at))
     toolkit = table.toolkit_architectures_for(cuda)
     too_old_gpus = [
         g for g in gpus if toolkit is not None and (cc := host.cc(g)) is not None and not toolkit.supports(cc)
@@ -203,6 +206,13 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     elif driver is not None and branch_ok is None:
         why = f"driver branch R{driver.branch} is not in NVIDIA's forward-compatibility matrix"
         reason = f"{forward.note} Only a driver upgrade makes CUDA {cuda.major_minor} run here."
+    elif driver is not None and row is not None and branch_dead:
+        why = f"driver branch R{driver.branch} is no longer a supported branch"
+        reason = (
+            f"{row.lifecycle()} (NVIDIA's data-center driver pages, \"Supported Drivers and CUDA Toolkit Versions\"); "
+            f"forward compatibility is a target only on a live Long Term Support or Production Branch. "
+            f"Only a driver upgrade makes CUDA {cuda.major_minor} run here."
+        )
     elif driver is not None and branch_ok is False:
         why = f"NVIDIA does not support {package} on driver branch R{driver.branch}"
         reason = f"NVIDIA's matrix lists the cuda-compat packages each branch takes; {package} is not one for R{driver.branch}."
