@@ -18,8 +18,12 @@ The expected values are transcribed from the sources independently of data/compa
   (2.7.0a0+7c8ec84dab) 12.8.1.012 / vllm 25.03 12.8.1.012; trtllm 25.06-25.07 nv25.4 12.9.0.036 / vllm
   25.04 12.9.0.036; trtllm 25.08 nv25.5 12.9.0.043 / vllm 25.05 12.9.0.043; trtllm 25.11-26.02 nv25.10
   13.0.2.006 / vllm 25.10 13.0.2.006. They disagree for 24.10 (trtllm 24.11 nv24.10 12.6.3 with driver
-  555.42.06 / vllm 24.10 12.6.2.004) and 25.06 (trtllm 25.09 nv25.6 12.9.1.010 / vllm 25.06 12.9.0.043):
-  those stay unverified.
+  555.42.06 / vllm 24.10 12.6.2.004) and 25.06 (trtllm 25.09 nv25.6 12.9.1.010 / vllm 25.06 12.9.0.043).
+- NVIDIA's TensorRT-LLM release notes (NVIDIA/TensorRT-LLM docs/source/release-notes.md), Infrastructure
+  Changes: "The base Docker image for TensorRT-LLM is updated to nvcr.io/nvidia/pytorch:24.10-py3" with
+  "The dependent CUDA version is updated to 12.6.2" (0.15.0); likewise 24.05/12.4.1 (0.11.0), 24.07/12.5.1
+  (0.13.0), 24.11/12.6.3 (0.16.0), 25.01/12.8.0 (0.17.0), 25.03/12.8.1 (0.18.0). With the vllm 24.10 row,
+  0.15.0 settles 24.10 at 12.6.2; 25.06 (TensorRT-LLM 1.0 names the image but no CUDA) stays unverified.
 Values seen only in the images' own metadata as quoted publicly, or in one source only, are unverified,
 and must say so.
 
@@ -65,6 +69,7 @@ TRITON = "nvidia-triton-compat-matrix-months"
 SECONDARY_MONTHS = [
     ("24.05", "12.4.1", "2.4.0a0+07cecf4168", SECONDARY, "550.54.15", (535,)),
     ("24.07", "12.5.1", "2.4.0a0+3bcc3cddb5", SECONDARY, "555.42.06", (535,)),
+    ("24.10", "12.6.2", "2.5.0a0+e000cf0ad9", SECONDARY, "560.35.03", (535,)),  # CUDA: TensorRT-LLM 0.15.0
     ("24.11", "12.6.3", "2.6.0a0+df5bbc09d1", SECONDARY, "560.35.05", (535,)),
     ("25.01", "12.8.0", "2.6.0a0+ecf3bae40a", SECONDARY, "570.26", (535,)),
     ("25.02", "12.8.0", "2.7.0a0+6c54963f75", UNVERIFIED, "570.26", (535,)),  # the build only in a quotation
@@ -85,6 +90,8 @@ def test_months_nvidias_other_material_settles_are_secondary(table, release, cud
     assert rel.min_driver == DriverVersion.parse(driver)  # Table 3's row for that exact CUDA
     assert rel.evidence_of("min_driver") == DERIVED and rel.forward_compat_branches == branches
     assert "Triton" in rel.note and table.cite(TRITON).startswith("NVIDIA Triton Inference Server User Guide")
+    if release in ("24.05", "24.07", "24.11", "25.01", "25.03"):  # NVIDIA's TensorRT-LLM release notes agree
+        assert f"pytorch:{release}-py3" in rel.note and f"updated to {cuda}" in rel.note
 
 
 @pytest.mark.parametrize(
@@ -125,7 +132,6 @@ QUOTED = [
     ("23.10", "12.2.2", "2.1.0a0+32f93b1"),
     ("24.03", None, "2.3.0a0+40ec155e58"),
     ("24.06", "12.5.0", None),  # one Triton row only
-    ("24.10", "12.6.2", "2.5.0a0+e000cf0ad9"),  # the Triton rows disagree
     ("25.06", "12.9.1", "2.8.0a0+5228986c39"),  # the Triton rows disagree
     ("25.11", "13.0.2", None),
     ("26.07", "13.3.1", "2.13.0a0+9186a08"),
@@ -150,6 +156,13 @@ def test_the_quoted_25_02_notes_agree_with_the_triton_row(table):
 def test_the_months_where_the_triton_rows_disagree_name_both(table):
     assert "12.6.3" in table.ngc_release("24.10").note and "12.6.2.004" in table.ngc_release("24.10").note
     assert "12.9.1.010" in table.ngc_release("25.06").note and "12.9.0.043" in table.ngc_release("25.06").note
+
+
+def test_24_10_is_settled_by_the_tensorrt_llm_release_notes_and_the_triton_row(table):
+    rel = table.ngc_release("24.10")
+    assert rel.source_of("cuda") == "nvidia-tensorrt-llm-release-notes" and rel.evidence_of("cuda") == SECONDARY
+    assert "pytorch:24.10-py3" in rel.note and "updated to 12.6.2" in rel.note and "12.6.2.004" in rel.note
+    assert table.cite("nvidia-tensorrt-llm-release-notes").startswith("NVIDIA TensorRT-LLM Release Notes")
 
 
 def test_the_months_are_sorted(table):
