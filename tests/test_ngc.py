@@ -108,7 +108,7 @@ def test_check_natively_and_without_help():
 
 
 def test_a_month_the_table_does_not_record_is_said_so_not_guessed():
-    result = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:24.03-py3", only=["driver-for-target", "ngc"])
+    result = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:23.02-py3", only=["driver-for-target", "ngc"])
     assert result.target.cuda == "" and [f.code for f in result.findings] == ["ngc-release-unrecorded"]
 
 

@@ -104,10 +104,10 @@ def test_the_forward_compat_floor_really_makes_the_month_run() -> None:
 
 def test_geforce_gets_the_month_minimum_driver_not_a_forward_compat_branch() -> None:
     code, doc = recommend("--driver", "470.256.02", "--gpu", "RTX 4090")
-    # The smallest settled month's own minimum: 24.05 (CUDA 12.4.1) needs Table 3's 550.54.15.
+    # The smallest settled month's own minimum: 24.03 (CUDA 12.4.0) needs Table 3's 550.54.14.
     no = doc["no_recommendation"]
     assert code == 1 and no["actions"][0]["support"] == "full"
-    assert no["actions"][0]["min_driver"] == "550.54.15" and no["actions"][0]["variant"] == "24.05"
+    assert no["actions"][0]["min_driver"] == "550.54.14" and no["actions"][0]["variant"] == "24.03"
 
 
 # --- 4: --torch limits the months ---------------------------------------------------------------
@@ -169,11 +169,11 @@ def test_a_settled_month_has_release_notes_evidence() -> None:
 
 
 def test_an_unverified_month_says_so_in_evidence_and_notes() -> None:
-    # With only 25.12 settled, a V100 (which CUDA 13 dropped) is sent to the unverified 23.10, and told so.
+    # With only 25.12 settled, an H100 on R550 is sent to the newest unverified month it runs natively, and told so.
     table = replace(TABLE, ngc_releases=tuple(r for r in TABLE.ngc_releases if not r.settled or r.release == "25.12"))
     rec = core_check(load_snapshot(host("h100-550")), table=table, family="ngc-pytorch", only=["ngc"]).recommendation
-    assert rec.variant == "23.10" and rec.evidence == "unverified"
-    assert any("unverified" in note and "23.10" in note and "CUDA" in note for note in rec.notes)
+    assert rec.variant == "24.02" and rec.evidence == "unverified"  # CUDA 12.3.2, only in TensorRT-LLM's notes
+    assert any("unverified" in note and "24.02" in note and "CUDA" in note for note in rec.notes)
 
 
 def test_a_month_nvidias_other_material_settles_says_secondary() -> None:

@@ -23,7 +23,9 @@ The expected values are transcribed from the sources independently of data/compa
   Changes: "The base Docker image for TensorRT-LLM is updated to nvcr.io/nvidia/pytorch:24.10-py3" with
   "The dependent CUDA version is updated to 12.6.2" (0.15.0); likewise 24.05/12.4.1 (0.11.0), 24.07/12.5.1
   (0.13.0), 24.11/12.6.3 (0.16.0), 25.01/12.8.0 (0.17.0), 25.03/12.8.1 (0.18.0). With the vllm 24.10 row,
-  0.15.0 settles 24.10 at 12.6.2; 25.06 (TensorRT-LLM 1.0 names the image but no CUDA) stays unverified.
+  0.15.0 settles 24.10 at 12.6.2; 0.10.0 (24.03-py3, CUDA 12.4.0) with the trtllm 24.06 row (nv24.3,
+  12.4.0.041) settles 24.03; 0.9.0 (24.02-py3, CUDA 12.3.2) alone leaves 24.02 unverified; 25.06
+  (TensorRT-LLM 1.0 names the image but no CUDA) stays unverified.
 Values seen only in the images' own metadata as quoted publicly, or in one source only, are unverified,
 and must say so.
 
@@ -67,6 +69,7 @@ SETTLED = [
 # Table 3's row for that exact CUDA, the matrix's branches whose cuda-compat packages cover it).
 TRITON = "nvidia-triton-compat-matrix-months"
 SECONDARY_MONTHS = [
+    ("24.03", "12.4.0", "2.3.0a0+40ec155e58", SECONDARY, "550.54.14", (535,)),  # CUDA: TensorRT-LLM 0.10.0
     ("24.05", "12.4.1", "2.4.0a0+07cecf4168", SECONDARY, "550.54.15", (535,)),
     ("24.07", "12.5.1", "2.4.0a0+3bcc3cddb5", SECONDARY, "555.42.06", (535,)),
     ("24.10", "12.6.2", "2.5.0a0+e000cf0ad9", SECONDARY, "560.35.03", (535,)),  # CUDA: TensorRT-LLM 0.15.0
@@ -130,7 +133,7 @@ def test_release_25_12_is_pytorch_2_10(table):
 QUOTED = [
     ("23.02", None, None),  # nothing read settles it: recorded, empty
     ("23.10", "12.2.2", "2.1.0a0+32f93b1"),
-    ("24.03", None, "2.3.0a0+40ec155e58"),
+    ("24.02", "12.3.2", None),  # TensorRT-LLM 0.9.0's notes only
     ("24.06", "12.5.0", None),  # one Triton row only
     ("25.06", "12.9.1", "2.8.0a0+5228986c39"),  # the Triton rows disagree
     ("25.11", "13.0.2", None),
@@ -200,7 +203,7 @@ BROKEN = [
     ("bad month", lambda d: _ngc(d, "25.12").update(release="25.13"), "must be written YY.MM"),
     ("out of order", lambda d: d["ngc_pytorch_releases"].reverse(), "out of order"),
     ("unknown level", lambda d: _ngc(d, "25.12")["evidence"].update(cuda="blog"), "expected one of"),
-    ("null needs unverified", lambda d: _ngc(d, "24.03")["evidence"].update(cuda=RELEASE_NOTES), "is null"),
+    ("null needs unverified", lambda d: _ngc(d, "23.02")["evidence"].update(cuda=RELEASE_NOTES), "is null"),
     ("derived from unverified", lambda d: _ngc(d, "23.10").update(min_driver="535.104.05", evidence={**_ngc(d, "23.10")["evidence"], "min_driver": DERIVED}), "derived only from a settled CUDA"),
     ("secondary needs a note", lambda d: _ngc(d, "24.05").update(note=""), "needs a note"),
     ("derived must match Table 3", lambda d: _ngc(d, "25.12").update(min_driver="590.48.01"), "differs from cuda_releases"),
