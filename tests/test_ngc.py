@@ -149,3 +149,18 @@ def test_the_ngc_family_is_not_a_wheel_family():
 def test_an_ngc_month_without_arch_list_leaves_the_gpus_unjudged_until_the_image_is_here():
     absent = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:25.10-py3", only=["gpu-arch"])
     assert absent.findings == ()  # the table does not record 25.10's arch list; the image's env does (tests/test_present_image_contents.py)
+
+
+def test_the_months_are_listed_sorted_under_a_heading_naming_the_ngc_family():
+    for command in (["recommend", "--image", "--family", "ngc-pytorch"], ["check", "-v", "--family", "ngc-pytorch"]):
+        run = invoke(*command, "--driver", "550.54.15", "--gpu", "H100")
+        lines = run.stdout.splitlines()
+        heading = next(i for i, line in enumerate(lines) if "of the NGC family ngc-pytorch" in line)
+        assert "variants of PyTorch" not in run.stdout.lower()
+        months = []
+        for line in lines[heading + 1:]:
+            word = line.strip().split(":", 1)[0]
+            if not (len(word) == 5 and word[2] == "." and word.replace(".", "").isdigit()):
+                break
+            months.append(tuple(map(int, word.split("."))))
+        assert len(months) > 5 and months == sorted(months, reverse=True)
