@@ -185,6 +185,17 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
                 source=source,
             )
         )
+    elif active is not None and not host.forward_compat_counts:
+        findings.append(
+            Finding(
+                code="driver-forward-compat-active",
+                severity=INFO,
+                title=f"A cuda-compat libcuda (CUDA {active}) is in effect; whether these GPUs can use it is not known",
+                detail=f"{where} provides CUDA {active}, newer than the driver's own CUDA {native}; the table does not know "
+                    "the class of every GPU in scope, so its CUDA is not counted for the driver support. " + forward.note,
+                source=source,
+            )
+        )
     elif active is not None:
         driver = host.driver
         listed = forward.supported_on(driver.branch, active) if driver is not None else None
