@@ -8,6 +8,7 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
@@ -544,8 +545,7 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
     chosen release is the recommendation's ``variant``; months whose CUDA the table does not
     record are passed over, and say so. With ``torch`` ("2.9"), only months whose recorded
     PyTorch build is of that minor release are considered."""
-    from .compat.ngc import UNVERIFIED
-    from .host.ngc import FORWARD_COMPAT, NATIVE, ngc_fit
+    from .host.ngc import FORWARD_COMPAT, MINOR, NATIVE, ngc_fit
 
     rejected: list[Rejection] = []
     barred = False
@@ -560,33 +560,53 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
             else:
                 kept.append(release)
         newest_first = tuple(kept)
-    # Releases whose CUDA NVIDIA's release notes print come first; the unverified ones only when none of those runs.
+    # Settled months first (NVIDIA's material settles their CUDA); the unverified ones only when none of those runs.
+    # Within each: the newest month that runs natively, else under minor-version compatibility, else
+    # through forward compatibility on a branch of NVIDIA's matrix.
     ordered = [r for r in newest_first if r.settled] + [r for r in newest_first if not r.settled]
     fits = {r.release: ngc_fit(host, r) for r in ordered}
+    tier = {NATIVE: 0, MINOR: 1, FORWARD_COMPAT: 2}
+    running = [r for r in ordered if fits[r.release].runs]
+    chosen = min(running, key=lambda r: (not r.settled, tier[fits[r.release].mode], -r.key[0], -r.key[1])) if running else None
     for release in ordered:
         fit = fits[release.release]
         barred = barred or fit.forward_compat_barred
         if not fit.runs:
             rejected.append(Rejection(release.release, fit.why))
-            continue
-        if release.settled:
-            rejected += [
-                Rejection(other.release, f"its CUDA ({other.cuda}) is unverified in the table; releases whose facts "
-                          "NVIDIA's release notes settle are preferred")
-                for other in newest_first
-                if not other.settled and other.cuda is not None and other.key > release.key and fits[other.release].runs
-            ]
+        elif chosen is not None and release is not chosen:
+            if release.settled != chosen.settled:
+                rejected.append(Rejection(release.release, f"its CUDA ({release.cuda}) is unverified in the table; "
+                                          "releases whose CUDA NVIDIA's own material settles are preferred"))
+            elif tier[fit.mode] > tier[fits[chosen.release].mode]:
+                rejected.append(Rejection(release.release, f"{fit.why}; {chosen.release} runs "
+                                          + _NGC_MODE_WORDS[fits[chosen.release].mode] + ", which is preferred"))
+            else:
+                rejected.append(Rejection(release.release, f"{fit.why}; {chosen.release} is newer"))
+    rejected.sort(key=lambda r: tuple(-int(n) for n in r.variant.split(".")) if re.match(r"^\d{2}\.\d{2}$", r.variant) else (1, 1))
+    if chosen is not None:
+        release, fit = chosen, fits[chosen.release]
         cuda = release.cuda
+        label = release.evidence_label
         evidence = "" if release.settled else f" (the table's CUDA {cuda} for {release.release} is unverified: see its note)"
         note = ""
         if barred:
             note = "; CUDA forward compatibility, which runs newer releases on older data-center driver branches, does not apply to these GPUs"
         support = {NATIVE: "full", FORWARD_COMPAT: "forward-compat"}.get(fit.mode, "minor-compat")
-        notes = () if release.settled else (
-            f"unverified: the CUDA of NGC PyTorch {release.release} ({cuda}) is not printed in NVIDIA's release notes; "
-            "it is recommended only because no month whose CUDA the release notes print runs on this host"
-            + (f" (the table's note: {release.note})" if release.note else ""),
-        )
+        if release.settled and label == "release-notes":
+            notes: tuple[str, ...] = ()
+        elif release.settled:
+            notes = (
+                f"secondary evidence: the CUDA of NGC PyTorch {release.release} ({cuda}) is settled by NVIDIA's own material for "
+                "that month other than its PyTorch release-notes page (the table's note: " + release.note + ")",
+            )
+        else:
+            notes = (
+                f"unverified: the CUDA of NGC PyTorch {release.release} ({cuda}) is not settled by NVIDIA's material; "
+                "it is recommended only because no month whose CUDA NVIDIA's material settles runs on this host"
+                + (f" (the table's note: {release.note})" if release.note else ""),
+            )
+        how = {0: "natively", 1: "under minor-version compatibility (none runs natively)",
+               2: "through CUDA forward compatibility (none runs natively or under minor-version compatibility)"}[tier[fit.mode]]
         return Recommendation(
             torch=release.torch_minor or "",
             family=family.name,
@@ -596,11 +616,13 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
             support=support,
             why=f"{release.release} (CUDA {cuda}, PyTorch {release.pytorch or 'not recorded'}) is the newest release "
             + (f"holding PyTorch {torch} " if torch is not None else "")
-            + ("this host runs whose CUDA NVIDIA's release notes print" if release.settled
-               else "this host runs (none whose CUDA the release notes print does)")
+            + f"this host runs {how}"
+            + (", whose CUDA NVIDIA's release notes print" if label == "release-notes"
+               else ", whose CUDA NVIDIA's own material settles (secondary evidence)" if release.settled
+               else " (none whose CUDA NVIDIA's material settles does)")
             + f": {fit.why}{note}{evidence}",
             rejected=tuple(rejected),
-            evidence="release-notes" if release.settled else UNVERIFIED,
+            evidence=label,
             notes=notes,
         )
     fixes: list[str] = []
@@ -627,6 +649,10 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
         torch=torch or "", family=family.name, variant=None, cuda=None, image=None, support=None, why=why,
         rejected=tuple(rejected), fixes=tuple(fixes), actions=tuple(actions),
     )
+
+
+_NGC_MODE_WORDS = {"native": "natively", "minor-compat": "under minor-version compatibility",
+                   "forward-compat": "through CUDA forward compatibility"}
 
 
 def _smallest_ngc_fix(

@@ -35,34 +35,43 @@ def test_the_repository_name_works_as_the_family_too():
     assert run.exit_code == 0 and run.stdout.strip() == f"{REPO}:25.12-py3"
 
 
-def test_geforce_on_r570_gets_no_forward_compatibility_and_no_fit():
+def test_geforce_on_r570_gets_a_cuda_12_8_month_and_no_forward_compatibility():
+    # 25.01 to 25.03 (CUDA 12.8, settled by NVIDIA's Triton matrix) run on R570 natively; the 13.x months
+    # would need forward compatibility, which a GeForce card cannot use.
     code, doc = recommend("--snapshot", host("rtx5090-570"))
-    assert code == 1 and doc["recommendation"] is None
-    no = doc["no_recommendation"]
-    assert "does not apply to these GPUs" in no["why"]
-    reasons = {r["variant"]: r["reason"] for r in no["rejected"]}
+    rec = doc["recommendation"]
+    assert code == 0 and (rec["variant"], rec["support"], rec["evidence"]) == ("25.03", "full", "secondary")
+    assert "does not apply to these GPUs" in rec["why"] and "natively" in rec["why"]
+    reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
     assert "consumer GPU" in reasons["25.12"] and "forward compatibility" in reasons["25.12"]
     assert "sm_120" in reasons["23.10"]  # CUDA 12.2 cannot build for Blackwell
-    assert no["fixes"] == [f"upgrade the driver to >= 590.44.01 for {REPO}:25.12-py3 (CUDA 13.1.0)"]
+    assert any(n.startswith("secondary evidence") for n in rec["notes"])
+    months = [r["variant"] for r in rec["rejected"]]
+    assert months == sorted(months, key=lambda m: tuple(map(int, m.split("."))), reverse=True)
 
 
 def test_geforce_that_runs_an_older_month_is_told_forward_compatibility_does_not_apply():
     code, doc = recommend("--snapshot", host("rtx4090-550"))
     rec = doc["recommendation"]
-    assert code == 0 and rec["variant"] == "23.10" and rec["support"] == "full"
-    assert "does not apply to these GPUs" in rec["why"] and "unverified" in rec["why"]
+    assert code == 0 and rec["variant"] == "24.05" and rec["support"] == "full"
+    assert "does not apply to these GPUs" in rec["why"] and "secondary" in rec["why"]
 
 
 @pytest.mark.parametrize(
     "driver, gpu, release, support",
     [
         ("590.44.01", "H100", "25.12", "full"),  # Table 3's minimum for CUDA 13.1.0
-        ("580.95.05", "H100", "25.12", "forward-compat"),  # R580: cuda-compat 13.1 in NVIDIA's matrix
-        ("570.124.06", "A100", "25.12", "forward-compat"),
-        ("550.54.15", "H100", "23.10", "full"),  # R550 is not in the matrix: back to CUDA 12.2
-        # GeForce: no forward compatibility; CUDA 13.x minor-version compatibility (>= 580.65.06) still applies
-        ("580.95.05", "RTX 4090", "25.12", "minor-compat"),
-        ("570.124.06", "RTX 4090", "23.10", "full"),
+        # The newest month that runs natively comes before a newer one through forward compatibility
+        ("580.95.05", "H100", "25.10", "full"),  # CUDA 13.0.2; 25.12 would need R580's cuda-compat 13.1
+        ("570.124.06", "A100", "25.03", "full"),  # CUDA 12.8.1
+        ("550.54.15", "H100", "24.05", "full"),  # CUDA 12.4.1: a 2024 month, not 23.10
+        ("570.86.10", "RTX 5090", "25.03", "full"),  # CUDA 12.8: Blackwell builds
+        ("580.95.05", "RTX 4090", "25.10", "full"),
+        ("570.124.06", "RTX 4090", "25.03", "full"),
+        # None natively: the newest under minor-version compatibility (GeForce: no forward compatibility)
+        ("545.23.08", "RTX 4090", "25.05", "minor-compat"),
+        # None natively nor under minor-version compatibility: forward compatibility on a matrix branch
+        ("535.104.05", "A100", "25.12", "forward-compat"),
     ],
 )
 def test_what_if_hosts(driver, gpu, release, support):
@@ -99,7 +108,7 @@ def test_check_natively_and_without_help():
 
 
 def test_a_month_the_table_does_not_record_is_said_so_not_guessed():
-    result = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:24.05-py3", only=["driver-for-target", "ngc"])
+    result = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:23.02-py3", only=["driver-for-target", "ngc"])
     assert result.target.cuda == "" and [f.code for f in result.findings] == ["ngc-release-unrecorded"]
 
 
@@ -140,3 +149,18 @@ def test_the_ngc_family_is_not_a_wheel_family():
 def test_an_ngc_month_without_arch_list_leaves_the_gpus_unjudged_until_the_image_is_here():
     absent = core_check(load_snapshot(host("h100-535")), image=f"{REPO}:25.10-py3", only=["gpu-arch"])
     assert absent.findings == ()  # the table does not record 25.10's arch list; the image's env does (tests/test_present_image_contents.py)
+
+
+def test_the_months_are_listed_sorted_under_a_heading_naming_the_ngc_family():
+    for command in (["recommend", "--image", "--family", "ngc-pytorch"], ["check", "-v", "--family", "ngc-pytorch"]):
+        run = invoke(*command, "--driver", "550.54.15", "--gpu", "H100")
+        lines = run.stdout.splitlines()
+        heading = next(i for i, line in enumerate(lines) if "of the NGC family ngc-pytorch" in line)
+        assert "variants of PyTorch" not in run.stdout.lower()
+        months = []
+        for line in lines[heading + 1:]:
+            word = line.strip().split(":", 1)[0]
+            if not (len(word) == 5 and word[2] == "." and word.replace(".", "").isdigit()):
+                break
+            months.append(tuple(map(int, word.split("."))))
+        assert len(months) > 5 and months == sorted(months, reverse=True)

@@ -50,12 +50,12 @@ def test_volta_is_not_offered_a_cuda_13_month_the_table_has_no_toolkit_row_for(t
     table = _table_without_toolkit_rows_after_13_2(tmp_path)
     code, doc = recommend("--table", table, "--driver", "580.65.06", "--gpu", "V100")
     rec = doc["recommendation"]
-    assert code == 0 and rec["variant"] == "23.10" and rec["cuda"] == "12.2"  # CUDA 12.2 still builds for sm_70
+    assert code == 0 and rec["variant"] == "25.05" and rec["cuda"] == "12.9"  # CUDA 12.9 still builds for sm_70
     reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
     assert "sm_70" in reasons["26.07"] and "13.3 row" in reasons["26.07"]
     assert "sm_70" in reasons["25.12"]
     tag = invoke("recommend", "--image", "--family", "ngc-pytorch", "--table", table, "--driver", "580.65.06", "--gpu", "V100", "--format", "tag")
-    assert tag.exit_code == 0 and tag.stdout.strip() == f"{REPO}:23.10-py3"
+    assert tag.exit_code == 0 and tag.stdout.strip() == f"{REPO}:25.05-py3"
 
 
 def test_volta_and_the_shipped_cuda_13_3_toolkit_row() -> None:
@@ -69,7 +69,7 @@ def test_volta_and_the_shipped_cuda_13_3_toolkit_row() -> None:
 
 def test_check_of_the_ngc_family_on_volta_judges_the_month_that_runs() -> None:
     code, doc = check_json("--family", "ngc-pytorch", "--driver", "580.65.06", "--gpu", "V100")
-    assert doc["target"]["image"] == f"{REPO}:23.10-py3"
+    assert doc["target"]["image"] == f"{REPO}:25.05-py3"
     assert "ngc-gpu-unsupported" not in findings(doc) and doc["verdict"] != "fail" and code == 0
 
 
@@ -88,18 +88,18 @@ def test_check_of_a_month_whose_cuda_dropped_the_gpu_fails_with_ngc_gpu_unsuppor
     found = findings(doc)
     assert code == 1 and doc["verdict"] == "fail"
     assert found["ngc-gpu-unsupported"]["severity"] == "fail"
-    assert "23.10" in found["ngc-gpu-unsupported"]["hint"]  # the newest month whose CUDA builds for sm_70
+    assert "25.05" in found["ngc-gpu-unsupported"]["hint"]  # the newest settled month whose CUDA builds for sm_70
     assert "ngc-forward-compat-unavailable" not in found
 
 
 @pytest.mark.parametrize("gpu", ["V100", "K80"])
 def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
     code, doc = recommend("--driver", "470.256.02", "--gpu", gpu)
-    if gpu == "V100":  # 23.10 builds for sm_70, so the fix is a driver for 23.10, never for 25.12
+    if gpu == "V100":  # CUDA 12.x builds for sm_70: the fix is a driver for a 12.x month (R535's cuda-compat), never for 25.12
         assert code == 1 and doc["recommendation"] is None
         no = doc["no_recommendation"]
         assert all("25.12" not in fix and "26.07" not in fix for fix in no["fixes"])
-        assert [a["variant"] for a in no["actions"]] == ["23.10"]
+        assert [(a["variant"], a["support"]) for a in no["actions"]] == [("25.05", "forward-compat")]
     else:  # no month's CUDA builds for Kepler: no driver upgrade is offered at all
         assert code == 1 and doc["no_recommendation"]["fixes"] == [] and doc["no_recommendation"]["actions"] == []
 
@@ -148,10 +148,10 @@ def test_the_forward_compat_floor_really_makes_the_month_run() -> None:
 
 def test_geforce_gets_the_month_minimum_driver_not_a_forward_compat_branch() -> None:
     code, doc = recommend("--driver", "470.256.02", "--gpu", "RTX 4090")
-    # 23.10 (CUDA 12.2, unverified) runs natively on 535: a settled 25.12 needs 590.44.01.
+    # The smallest settled month's own minimum: 24.03 (CUDA 12.4.0) needs Table 3's 550.54.14.
     no = doc["no_recommendation"]
     assert code == 1 and no["actions"][0]["support"] == "full"
-    assert no["actions"][0]["min_driver"] == "590.44.01"
+    assert no["actions"][0]["min_driver"] == "550.54.14" and no["actions"][0]["variant"] == "24.03"
 
 
 # --- 4: --torch limits the months ---------------------------------------------------------------
@@ -213,10 +213,18 @@ def test_a_settled_month_has_release_notes_evidence() -> None:
 
 
 def test_an_unverified_month_says_so_in_evidence_and_notes() -> None:
+    # With only 25.12 settled, an H100 on R550 is sent to the newest unverified month it runs natively, and told so.
+    table = replace(TABLE, ngc_releases=tuple(r for r in TABLE.ngc_releases if not r.settled or r.release == "25.12"))
+    rec = core_check(load_snapshot(host("h100-550")), table=table, family="ngc-pytorch", only=["ngc"]).recommendation
+    assert rec.variant == "24.02" and rec.evidence == "unverified"  # CUDA 12.3.2, only in TensorRT-LLM's notes
+    assert any("unverified" in note and "24.02" in note and "CUDA" in note for note in rec.notes)
+
+
+def test_a_month_nvidias_other_material_settles_says_secondary() -> None:
     _, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
     rec = doc["recommendation"]
-    assert rec["variant"] == "23.10" and rec["evidence"] == "unverified"
-    assert any("unverified" in note and "23.10" in note and "CUDA" in note for note in rec["notes"])
+    assert rec["variant"] == "25.05" and rec["evidence"] == "secondary"
+    assert any(note.startswith("secondary evidence") and "25.05" in note and "Triton" in note for note in rec["notes"])
 
 
 # --- an unknown is not a fit ---------------------------------------------------------------------
@@ -228,7 +236,7 @@ def test_a_cuda_major_without_any_toolkit_row_is_unknown_not_a_fit() -> None:
     codes = {f.code: f.severity for f in result.findings}
     assert codes == {"ngc-gpu-unknown": "warn"}
     run = core_check(facts, table=table, family="ngc-pytorch", only=["ngc"])
-    assert run.recommendation.variant == "23.10"  # 25.12 and 26.07 are not counted as fits
+    assert run.recommendation.variant == "25.05"  # 25.10, 25.12 and 26.07 are not counted as fits
 
 
 def test_no_gpu_in_scope_is_not_a_forward_compat_fix() -> None:

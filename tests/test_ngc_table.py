@@ -7,13 +7,31 @@ The expected values are transcribed from the sources independently of data/compa
 - NVIDIA CUDA Toolkit release notes, Table 3: CUDA 13.1 GA needs Linux driver >= 590.44.01.
 - NVIDIA CUDA Compatibility guide (r615), forward-compatibility matrix: the cuda-compat 13.1
   package is supported on branches 535, 570 and 580 (590 ships CUDA 13.1 itself).
-Values seen only in the images' own metadata as quoted publicly, in a public quotation of the release
-notes, or in NVIDIA's Triton compatibility matrix (which names NVIDIA's PyTorch builds by NGC month,
-2.4.0a0+07cecf4168.nv24.5, inside another container) are unverified, and must say so.
+- NVIDIA's Triton compatibility matrix (triton-inference-server/server docs/introduction/compatibility.md,
+  2026 edition): a trtllm-python-py3 row names NVIDIA's PyTorch build by NGC month (Torch column,
+  2.4.0a0+07cecf4168.nv24.5) and its CUDA; a vllm-python-py3 row names the same month's Triton container's
+  CUDA. Where both agree (or a quotation of the PyTorch release notes agrees with a Triton row) the
+  month's CUDA is ``secondary``: settled by NVIDIA's own material, labelled as such. Rows read:
+  trtllm 24.07 nv24.5 12.4.1.003 / vllm 24.05 12.4.1; trtllm 24.08-24.10 nv24.7 12.5.1.007 / vllm 24.07
+  12.5.1; trtllm 24.12 nv24.11 12.6.3 / vllm 24.11 12.6.3.001; trtllm 25.01-25.02 nv25.1 12.8.0.038 / vllm
+  25.01 12.8.0.038; quoted 25.02 notes "CUDA 12.8.0.38" / vllm 25.02 12.8.0.038; trtllm 25.03-25.05 nv25.3
+  (2.7.0a0+7c8ec84dab) 12.8.1.012 / vllm 25.03 12.8.1.012; trtllm 25.06-25.07 nv25.4 12.9.0.036 / vllm
+  25.04 12.9.0.036; trtllm 25.08 nv25.5 12.9.0.043 / vllm 25.05 12.9.0.043; trtllm 25.11-26.02 nv25.10
+  13.0.2.006 / vllm 25.10 13.0.2.006. They disagree for 24.10 (trtllm 24.11 nv24.10 12.6.3 with driver
+  555.42.06 / vllm 24.10 12.6.2.004) and 25.06 (trtllm 25.09 nv25.6 12.9.1.010 / vllm 25.06 12.9.0.043).
+- NVIDIA's TensorRT-LLM release notes (NVIDIA/TensorRT-LLM docs/source/release-notes.md), Infrastructure
+  Changes: "The base Docker image for TensorRT-LLM is updated to nvcr.io/nvidia/pytorch:24.10-py3" with
+  "The dependent CUDA version is updated to 12.6.2" (0.15.0); likewise 24.05/12.4.1 (0.11.0), 24.07/12.5.1
+  (0.13.0), 24.11/12.6.3 (0.16.0), 25.01/12.8.0 (0.17.0), 25.03/12.8.1 (0.18.0). With the vllm 24.10 row,
+  0.15.0 settles 24.10 at 12.6.2; 0.10.0 (24.03-py3, CUDA 12.4.0) with the trtllm 24.06 row (nv24.3,
+  12.4.0.041) settles 24.03; 0.9.0 (24.02-py3, CUDA 12.3.2) alone leaves 24.02 unverified; 25.06
+  (TensorRT-LLM 1.0 names the image but no CUDA) stays unverified.
+Values seen only in the images' own metadata as quoted publicly, or in one source only, are unverified,
+and must say so.
 
 The sweep of the stored copies of NVIDIA's pages (2026-12-01) found no PyTorch release-notes page for
-any month from 23.01 to 26.11 other than 25.12, and no copy of the Frameworks Support Matrix: 25.12 is
-the only settled month. SETTLED below takes one row per month a page settles.
+any month from 23.01 to 26.11 other than 25.12, and no copy of the Frameworks Support Matrix. SETTLED
+below takes one row per month NVIDIA's material settles.
 """
 
 from __future__ import annotations
@@ -24,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadoctor.compat.ngc import DERIVED, RELEASE_NOTES, UNVERIFIED
+from cudadoctor.compat.ngc import DERIVED, RELEASE_NOTES, SECONDARY, UNVERIFIED
 from cudadoctor.compat.table import TableError
 from cudadoctor.compat.validate import parse_table
 from cudadoctor.app.loader import default_table_path, load_table
@@ -47,6 +65,37 @@ SETTLED = [
      "590.44.01", DERIVED, "nvidia-cuda-rn-table3", (535, 570, 580), DERIVED, "nvidia-cuda-compat-forward"),
 ]
 
+# One row per month NVIDIA's other material settles (secondary): (release, CUDA, PyTorch, its level,
+# Table 3's row for that exact CUDA, the matrix's branches whose cuda-compat packages cover it).
+TRITON = "nvidia-triton-compat-matrix-months"
+SECONDARY_MONTHS = [
+    ("24.03", "12.4.0", "2.3.0a0+40ec155e58", SECONDARY, "550.54.14", (535,)),  # CUDA: TensorRT-LLM 0.10.0
+    ("24.05", "12.4.1", "2.4.0a0+07cecf4168", SECONDARY, "550.54.15", (535,)),
+    ("24.07", "12.5.1", "2.4.0a0+3bcc3cddb5", SECONDARY, "555.42.06", (535,)),
+    ("24.10", "12.6.2", "2.5.0a0+e000cf0ad9", SECONDARY, "560.35.03", (535,)),  # CUDA: TensorRT-LLM 0.15.0
+    ("24.11", "12.6.3", "2.6.0a0+df5bbc09d1", SECONDARY, "560.35.05", (535,)),
+    ("25.01", "12.8.0", "2.6.0a0+ecf3bae40a", SECONDARY, "570.26", (535,)),
+    ("25.02", "12.8.0", "2.7.0a0+6c54963f75", UNVERIFIED, "570.26", (535,)),  # the build only in a quotation
+    ("25.03", "12.8.1", "2.7.0a0+7c8ec84dab", SECONDARY, "570.124.06", (535,)),
+    ("25.04", "12.9.0", "2.7.0a0+79aa17489c", SECONDARY, "575.51.03", (535, 570)),
+    ("25.05", "12.9.0", "2.8.0a0+5228986c39", SECONDARY, "575.51.03", (535, 570)),
+    ("25.10", "13.0.2", "2.9.0a0+145a3a7bda", SECONDARY, "580.95.05", (535, 570)),
+]
+
+
+@pytest.mark.parametrize("release, cuda, pytorch, torch_level, driver, branches", SECONDARY_MONTHS,
+                         ids=[row[0] for row in SECONDARY_MONTHS])
+def test_months_nvidias_other_material_settles_are_secondary(table, release, cuda, pytorch, torch_level, driver, branches):
+    rel = table.ngc_release(release)
+    assert rel.settled and rel.evidence_label == SECONDARY and rel.source == TRITON
+    assert rel.cuda == CudaVersion.parse(cuda) and rel.evidence_of("cuda") == SECONDARY
+    assert rel.pytorch == pytorch and rel.evidence_of("pytorch") == torch_level
+    assert rel.min_driver == DriverVersion.parse(driver)  # Table 3's row for that exact CUDA
+    assert rel.evidence_of("min_driver") == DERIVED and rel.forward_compat_branches == branches
+    assert "Triton" in rel.note and table.cite(TRITON).startswith("NVIDIA Triton Inference Server User Guide")
+    if release in ("24.05", "24.07", "24.11", "25.01", "25.03"):  # NVIDIA's TensorRT-LLM release notes agree
+        assert f"pytorch:{release}-py3" in rel.note and f"updated to {cuda}" in rel.note
+
 
 @pytest.mark.parametrize(
     "release, cuda, pytorch, page, driver, driver_level, driver_source, branches, branch_level, branch_source",
@@ -67,7 +116,8 @@ def test_settled_months_as_their_release_notes_print_them(
 
 
 def test_only_the_months_a_page_settles_are_settled(table):
-    assert [r.release for r in table.ngc_releases if r.settled] == [row[0] for row in SETTLED]
+    settled = sorted([row[0] for row in SETTLED] + [row[0] for row in SECONDARY_MONTHS])
+    assert [r.release for r in table.ngc_releases if r.settled] == settled
 
 
 def test_release_25_12_is_pytorch_2_10(table):
@@ -81,18 +131,11 @@ def test_release_25_12_is_pytorch_2_10(table):
 # CUDA 12.8.0.38, 2.7.0a0+6c54963f75, "NVIDIA Driver release 570 or later"; the quoted 25.10 notes print
 # 2.9.0a0+145a3a7bda (the build history's 145a3a7 is the same commit, shortened).
 QUOTED = [
+    ("23.02", None, None),  # nothing read settles it: recorded, empty
     ("23.10", "12.2.2", "2.1.0a0+32f93b1"),
-    ("24.03", None, "2.3.0a0+40ec155e58"),
-    ("24.05", None, "2.4.0a0+07cecf4168"),
-    ("24.07", None, "2.4.0a0+3bcc3cddb5"),
-    ("24.10", None, "2.5.0a0+e000cf0ad9"),
-    ("24.11", None, "2.6.0a0+df5bbc09d1"),
-    ("25.01", None, "2.6.0a0+ecf3bae40a"),
-    ("25.02", None, "2.7.0a0+6c54963f75"),  # its quoted CUDA stays in the note
-    ("25.04", None, "2.7.0a0+79aa17489c"),
-    ("25.05", None, "2.8.0a0+5228986c39"),
-    ("25.06", None, "2.8.0a0+5228986c39"),
-    ("25.10", "13.0.2", "2.9.0a0+145a3a7bda"),
+    ("24.02", "12.3.2", None),  # TensorRT-LLM 0.9.0's notes only
+    ("24.06", "12.5.0", None),  # one Triton row only
+    ("25.06", "12.9.1", "2.8.0a0+5228986c39"),  # the Triton rows disagree
     ("25.11", "13.0.2", None),
     ("26.07", "13.3.1", "2.13.0a0+9186a08"),
 ]
@@ -103,21 +146,31 @@ def test_quoted_values_are_recorded_as_unverified(table, release, cuda, pytorch)
     rel = table.ngc_release(release)
     assert (str(rel.cuda) if rel.cuda else None, rel.pytorch) == (cuda, pytorch)
     assert all(level == UNVERIFIED for _, level in rel.evidence)
-    assert rel.note and not rel.settled
+    assert rel.note and not rel.settled and rel.evidence_label == UNVERIFIED
 
 
-def test_the_quoted_25_02_cuda_and_driver_stay_in_the_note(table):
-    # A quotation of the release notes is not the page: it must not move recommendations.
+def test_the_quoted_25_02_notes_agree_with_the_triton_row(table):
+    # A quotation alone would not settle 25.02; with the same month's Triton row it does, as secondary.
     rel = table.ngc_release("25.02")
-    assert rel.cuda is None and rel.min_driver is None and rel.source == "ngc-pytorch-rn-quoted"
-    assert "CUDA 12.8.0.38" in rel.note and "570 or later" in rel.note
+    assert rel.source_of("pytorch") == "ngc-pytorch-rn-quoted" and rel.evidence_of("pytorch") == UNVERIFIED
+    assert "CUDA 12.8.0.38" in rel.note and "570 or later" in rel.note and "12.8.0.038" in rel.note
 
 
-def test_the_triton_matrix_months_record_no_cuda(table):
-    # The trtllm container's CUDA is the Triton container's own; it says nothing of the PyTorch container's.
-    for month in ("24.07", "24.10", "24.11", "25.01", "25.04", "25.05", "25.06"):
-        rel = table.ngc_release(month)
-        assert rel.cuda is None and rel.source == "nvidia-triton-compat-matrix", month
+def test_the_months_where_the_triton_rows_disagree_name_both(table):
+    assert "12.6.3" in table.ngc_release("24.10").note and "12.6.2.004" in table.ngc_release("24.10").note
+    assert "12.9.1.010" in table.ngc_release("25.06").note and "12.9.0.043" in table.ngc_release("25.06").note
+
+
+def test_24_10_is_settled_by_the_tensorrt_llm_release_notes_and_the_triton_row(table):
+    rel = table.ngc_release("24.10")
+    assert rel.source_of("cuda") == "nvidia-tensorrt-llm-release-notes" and rel.evidence_of("cuda") == SECONDARY
+    assert "pytorch:24.10-py3" in rel.note and "updated to 12.6.2" in rel.note and "12.6.2.004" in rel.note
+    assert table.cite("nvidia-tensorrt-llm-release-notes").startswith("NVIDIA TensorRT-LLM Release Notes")
+
+
+def test_the_months_are_sorted(table):
+    keys = [r.key for r in table.ngc_releases]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
 
 
 def test_the_23_10_arch_list_is_the_image_environments(table):
@@ -150,8 +203,9 @@ BROKEN = [
     ("bad month", lambda d: _ngc(d, "25.12").update(release="25.13"), "must be written YY.MM"),
     ("out of order", lambda d: d["ngc_pytorch_releases"].reverse(), "out of order"),
     ("unknown level", lambda d: _ngc(d, "25.12")["evidence"].update(cuda="blog"), "expected one of"),
-    ("null needs unverified", lambda d: _ngc(d, "24.05")["evidence"].update(cuda=RELEASE_NOTES), "is null"),
-    ("derived from unverified", lambda d: _ngc(d, "23.10").update(min_driver="535.104.05", evidence={**_ngc(d, "23.10")["evidence"], "min_driver": DERIVED}), "derived only from a CUDA"),
+    ("null needs unverified", lambda d: _ngc(d, "23.02")["evidence"].update(cuda=RELEASE_NOTES), "is null"),
+    ("derived from unverified", lambda d: _ngc(d, "23.10").update(min_driver="535.104.05", evidence={**_ngc(d, "23.10")["evidence"], "min_driver": DERIVED}), "derived only from a settled CUDA"),
+    ("secondary needs a note", lambda d: _ngc(d, "24.05").update(note=""), "needs a note"),
     ("derived must match Table 3", lambda d: _ngc(d, "25.12").update(min_driver="590.48.01"), "differs from cuda_releases"),
     ("derived must match the matrix", lambda d: _ngc(d, "25.12").update(forward_compat_branches=[535, 570]), "differ from the matrix"),
     ("unverified needs a note", lambda d: _ngc(d, "23.10").update(note=""), "needs a note"),

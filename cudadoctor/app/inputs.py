@@ -121,16 +121,17 @@ def host_facts(
     torch_runtime: bool = False,
     nvml_timeout: Optional[float] = None,
     nvml: Optional["NvmlProbe"] = None,
+    forward_compat: Optional[str] = None,
 ) -> "HostFacts":
     """The facts of ``host`` (a snapshot file or dict; None: this host's probe), then the what-if
-    driver and GPUs, which are validated before anything is read or probed. ``nvml`` is the NVML
-    probe :func:`start_nvml_probe` began, if any."""
+    driver, GPUs and forward-compatibility libcuda, which are validated before anything is read or
+    probed. ``nvml`` is the NVML probe :func:`start_nvml_probe` began, if any."""
     gpus = tuple(gpus)
-    if driver or gpus:
+    if driver or gpus or forward_compat:
         from ..host.whatif import WhatIfError, check_what_if
 
         try:
-            check_what_if(driver, gpus, table)
+            check_what_if(driver, gpus, table, forward_compat)
         except WhatIfError as exc:
             raise InputsError(str(exc)) from None
     if host is None:
@@ -142,11 +143,11 @@ def host_facts(
             facts = probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout, nvml=nvml)
     else:
         facts = _snapshot(host)
-    if not (driver or gpus):
+    if not (driver or gpus or forward_compat):
         return facts
     from ..host.whatif import apply_what_if
 
-    return apply_what_if(facts, table, driver, gpus)
+    return apply_what_if(facts, table, driver, gpus, forward_compat)
 
 
 def _snapshot(host: Union[str, Mapping[str, Any]]) -> "HostFacts":

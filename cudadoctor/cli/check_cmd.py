@@ -35,7 +35,7 @@ from .options import (
     cls=SectionedCommand,
     sections={
         "Target (what the host is judged for)": ("torch_release", "family", "variant", "requires", "min_memory", "gpus_per_job"),
-        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "topology", "torch_runtime", "nvml_timeout"),
+        "Host (what-if: plan for another machine)": ("snapshot", "driver", "gpus", "forward_compat", "topology", "torch_runtime", "nvml_timeout"),
         "Containers": ("image", "run_line", "pull", "smoke", "docker", "timeout", "pull_timeout", "smoke_timeout"),
         "Output": ("as_json", "strict", "quiet", "verbose", "help"),
         "Table and team defaults": ("table_path", "families_path", "config_path"),
@@ -92,7 +92,7 @@ def check(ctx: click.Context, /, **options: Any) -> None:
             request = replace(request, gpus_per_job=options["gpus_per_job"])
         facts = gather_facts(
             table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
-            options["nvml_timeout"], nvml,
+            options["nvml_timeout"], nvml, options["forward_compat"],
         )  # fmt: skip
         if options["topology"]:
             facts = with_topology_or_fail(facts, options["topology"])

@@ -56,9 +56,10 @@ def gather_facts(
     torch_runtime: bool = False,
     nvml_timeout: Optional[float] = None,
     nvml: Optional["NvmlProbe"] = None,
+    forward_compat: Optional[str] = None,
 ) -> "HostFacts":
-    """--snapshot's facts, or this host's; then --driver/--gpu (validated before probing)."""
-    return _usage(inputs.host_facts, table, snapshot or None, driver, gpus, torch_runtime, nvml_timeout, nvml)
+    """--snapshot's facts, or this host's; then --driver/--gpu/--forward-compat (validated before probing)."""
+    return _usage(inputs.host_facts, table, snapshot or None, driver, gpus, torch_runtime, nvml_timeout, nvml, forward_compat)
 
 
 def with_topology_or_fail(facts: "HostFacts", path: str) -> "HostFacts":

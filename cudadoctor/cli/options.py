@@ -65,6 +65,10 @@ def host_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         metavar="SPEC",
         help="What-if: a GPU (compute capability such as 8.0, or a product such as A100); repeatable.",
     )(fn)
+    fn = click.option(
+        "--forward-compat", "forward_compat", metavar="X.Y", callback=non_empty,
+        help="What-if: a CUDA forward-compatibility libcuda (cuda-compat-X-Y) is in effect (data-center GPUs only).",
+    )(fn)
     fn = click.option("--driver", metavar="VERSION", callback=non_empty, help="What-if: pretend this NVIDIA driver is installed (e.g. 535.104.05).")(fn)
     fn = click.option("--snapshot", metavar="FILE", callback=non_empty, help="Evaluate a saved host snapshot instead of probing this host.")(fn)
     return fn

@@ -46,7 +46,8 @@ def recommend(ctx: click.Context, /, **options: Any) -> None:
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"], today=today_or_fail())
     if request.ngc is not None and want_wheel:
         raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"])
+    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"],
+                         forward_compat=options["forward_compat"])
     rec = recommend_for(facts, table, request, images=want_image)
     if not rec.found:
         # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);

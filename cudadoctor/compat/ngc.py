@@ -6,6 +6,11 @@ a tag names a month, and the month's facts come from NVIDIA's release notes. Eac
 its evidence level, since many months are not settled by any source this table has read:
 
 - ``release-notes``: printed in NVIDIA's PyTorch release notes for that month;
+- ``secondary``: not printed on the month's PyTorch release-notes page as this table read it,
+  but settled by NVIDIA's own material for the same month: its compatibility matrix of the Triton
+  containers (a container built on that month's PyTorch image, naming its CUDA, agreeing with the
+  same month's Triton container), or NVIDIA's release notes as quoted, agreeing with such a row.
+  It settles a month (labelled as such), after ``release-notes``;
 - ``derived``: computed from settled facts of this table (the minimum driver from the CUDA
   release notes' Table 3 row for the container's CUDA; the forward-compatibility branches from
   NVIDIA's forward-compatibility matrix), and checked against them when the table loads;
@@ -22,9 +27,11 @@ from ..model.record import record
 from ..model.versions import CudaVersion, DriverVersion, VersionError
 
 RELEASE_NOTES = "release-notes"
+SECONDARY = "secondary"  # NVIDIA's own material for the same month other than the PyTorch release-notes page
 DERIVED = "derived"
 UNVERIFIED = "unverified"
-EVIDENCE_LEVELS = (RELEASE_NOTES, DERIVED, UNVERIFIED)
+EVIDENCE_LEVELS = (RELEASE_NOTES, SECONDARY, DERIVED, UNVERIFIED)
+SETTLING = (RELEASE_NOTES, SECONDARY)  # the levels that settle a month's CUDA
 FACT_FIELDS = ("cuda", "pytorch", "min_driver", "forward_compat_branches", "arch_list")
 
 _RELEASE_RE = re.compile(r"^(\d{2})\.(0[1-9]|1[0-2])$")
@@ -76,8 +83,15 @@ class NgcRelease:
 
     @property
     def settled(self) -> bool:
-        """Whether the container's CUDA is printed in NVIDIA's release notes."""
-        return self.cuda is not None and self.evidence_of("cuda") == RELEASE_NOTES
+        """Whether NVIDIA's own material settles the container's CUDA: its PyTorch release notes, or
+        (``secondary``) its other material for the same month."""
+        return self.cuda is not None and self.evidence_of("cuda") in SETTLING
+
+    @property
+    def evidence_label(self) -> str:
+        """What settles the month's CUDA: release-notes, secondary or unverified."""
+        level = self.evidence_of("cuda")
+        return level if self.cuda is not None and level in SETTLING else UNVERIFIED
 
 
 @record
@@ -157,8 +171,10 @@ def parse_ngc_release(entry: dict[str, Any], sources: set[str]) -> NgcRelease:
     except NgcError as exc:
         raise NgcError(f"{where}: {exc}") from None
     for fact in ("min_driver", "forward_compat_branches"):
-        if evidence[fact] == DERIVED and evidence["cuda"] != RELEASE_NOTES:
-            raise NgcError(f"{where}: {fact} can be derived only from a CUDA the release notes print; mark it unverified")
+        if evidence[fact] == DERIVED and evidence["cuda"] not in SETTLING:
+            raise NgcError(f"{where}: {fact} can be derived only from a settled CUDA (release-notes or secondary); mark it unverified")
+    if any(level == SECONDARY for level in evidence.values()) and not str(entry.get("note", "")).strip():
+        raise NgcError(f"{where}: a secondary fact needs a note naming the NVIDIA material that settles it")
     note = entry.get("note", "")
     if not isinstance(note, str):
         raise NgcError(f"{where}: 'note' must be a string")

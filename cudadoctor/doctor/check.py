@@ -109,6 +109,8 @@ def check(
         target = _host_only_target(request)
     if target is None:
         target = release_target(replace(request, release=release), recommendation)
+    if image is not None and ngc is None:  # the image's own cuda-compat libcuda (NGC months: rules/ngc.py judges theirs)
+        host = host.with_image_compat(image)
 
     target_cuda = None
     if target.cuda:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, TypeVar
 
 from ..compat.table import CompatTable, GpuModel, WheelVariant, host_platform
-from ..model.facts import NVML_OK, GpuFacts, HostFacts, SystemFacts
-from ..model.record import field, record
+from ..model.facts import NVML_OK, GpuFacts, HostFacts, ImageFacts, SystemFacts
+from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from .visibility import Visibility, visibility_of, visible_devices_excluding
 
@@ -34,6 +34,7 @@ class DriverSupport:
     driver_cuda: Optional[CudaVersion]  # the newest CUDA the driver fully supports
     full_min: Optional[DriverVersion]  # Table 3 minimum for the CUDA minor
     compat_min: Optional[DriverVersion]  # minor-version-compatibility floor for the CUDA major
+    forward_compat: bool = False  # full only through the cuda-compat libcuda in effect (data-center GPUs)
 
 
 def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
@@ -48,6 +49,34 @@ def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
 def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
     model = table.gpu_model(gpu.name) if gpu.name else None
     return _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None), model
+
+
+def forward_compat_in_effect(
+    facts: HostFacts, native: Optional[CudaVersion], what_if_driver: bool
+) -> Optional[tuple[CudaVersion, str, Optional[str]]]:
+    """(CUDA, how, directory) of the forward-compatibility libcuda programs here load, when it
+    provides a CUDA newer than the driver's own (``native``): --forward-compat first, then (for
+    the host itself, not a what-if driver) the libcuda this process loaded, then a cuda-compat
+    package the loader finds (LD_LIBRARY_PATH, ld.so.conf) or an image's compat/ directory."""
+    system = facts.system
+    if system is None:
+        return None
+    candidates: list[tuple[CudaVersion, str, Optional[str]]] = []
+    for entry in system.cuda_compat:
+        if entry.source == "what-if" and (cuda := _parsed(CudaVersion.parse, entry.cuda)) is not None:
+            newer = native is None or cuda.major_minor > native
+            return (cuda.major_minor, "what-if", entry.directory) if newer else None
+    if what_if_driver:
+        return None
+    loaded = _parsed(CudaVersion.parse, system.libcuda.driver_version)
+    if loaded is not None and native is not None and loaded.major_minor > native:
+        directory = next((e.directory for e in system.cuda_compat if e.how == "loaded"), None)
+        return loaded.major_minor, "loaded", directory
+    for entry in system.cuda_compat:
+        cuda = _parsed(CudaVersion.parse, entry.cuda)
+        if entry.in_effect and cuda is not None and (native is None or cuda.major_minor > native):
+            candidates.append((cuda.major_minor, entry.how or "in effect", entry.directory))
+    return max(candidates, key=lambda c: c[0]) if candidates else None
 
 
 def gpu_label(gpu: GpuFacts) -> str:
@@ -67,6 +96,12 @@ class HostView:
     visibility: Visibility  # what CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER leave CUDA
     # The host's platform as the table names it ("linux-x86_64", "windows"); None when unknown.
     platform: Optional[str]
+    # The CUDA a forward-compatibility libcuda in effect provides, newer than the driver's own, and how
+    # it is known ("loaded": libcuda.so.1 reports it; "LD_LIBRARY_PATH"/"ld.so.conf": a cuda-compat
+    # package the loader finds; "image": an image's compat/ directory; "what-if": --forward-compat).
+    forward_compat_cuda: Optional[CudaVersion]
+    forward_compat_how: Optional[str]
+    forward_compat_directory: Optional[str]
     # Each GPU's compute capability and catalogue entry, by id() of its GpuFacts, beside the object
     # itself: an id is only that object's while it lives, so a look-up checks it is the same one
     # (a GPU from elsewhere, or from a copy of these facts, is looked up afresh).
@@ -86,6 +121,7 @@ class HostView:
             if key not in seen:
                 seen[key] = _cc_and_model(table, gpu)
             gpus[id(gpu)] = (gpu,) + seen[key]
+        compat = forward_compat_in_effect(facts, nvml_cuda or driver_cuda, what_if_driver)
         return cls(
             facts=facts,
             table=table,
@@ -97,6 +133,9 @@ class HostView:
             system=None if what_if_driver else facts.system,
             visibility=visibility_of(facts),
             platform=host_platform(facts.system.os, facts.system.machine) if facts.system else None,
+            forward_compat_cuda=compat[0] if compat else None,
+            forward_compat_how=compat[1] if compat else None,
+            forward_compat_directory=compat[2] if compat else None,
             _gpus=gpus,
         )
 
@@ -137,7 +176,36 @@ class HostView:
             memo[key] = visible_devices_excluding(self.facts, excluded, self.visibility)
         return memo[key]  # type: ignore[no-any-return]
 
+    def with_image_compat(self, image: Optional[ImageFacts]) -> "HostView":
+        """This host as a container of ``image`` sees it: an image whose LD_LIBRARY_PATH names a
+        compat directory (NVIDIA's images carry cuda-compat under /usr/local/cuda/compat) loads that
+        libcuda, which provides the image's CUDA_VERSION. Unchanged when the image says no such thing,
+        or when --forward-compat already says what is in effect."""
+        if image is None or self.forward_compat_how == "what-if":
+            return self
+        directory = next(
+            (e.rstrip("/") for e in (image.env_value("LD_LIBRARY_PATH") or "").split(":") if "compat" in e.strip("/").split("/")),
+            None,
+        )
+        cuda = _parsed(CudaVersion.parse, image.env_value("CUDA_VERSION"))
+        native = self.nvml_cuda or self.driver_cuda
+        if directory is None or cuda is None or (native is not None and cuda.major_minor <= native):
+            return self
+        view = replace(self, forward_compat_cuda=cuda.major_minor, forward_compat_how="image", forward_compat_directory=directory)
+        view.__dict__.pop("_support", None)  # the memo belongs to the view without the image's libcuda
+        return view
+
     # --- the driver against a CUDA version ---------------------------------------------------
+
+    @property
+    def forward_compat_counts(self) -> bool:
+        """Whether the forward-compatibility libcuda in effect counts for the driver support: every
+        GPU in scope is one NVIDIA supports it on (data-center, Jetson). On GeForce it fails (error 804)."""
+        forward = self.table.forward_compat
+        if self.forward_compat_cuda is None or forward is None or not self.gpus_in_scope:
+            return False
+        models = [self.model(gpu) for gpu in self.gpus_in_scope]
+        return all(m is not None and m.brand_class in forward.brand_classes for m in models)
 
     def support(self, cuda: CudaVersion) -> DriverSupport:
         """Full support, minor-version compatibility, too old, or unknown; computed once per CUDA minor."""
@@ -166,6 +234,9 @@ class HostView:
             tier = MINOR_COMPAT
         else:
             tier = TOO_OLD
+        compat = self.forward_compat_cuda
+        if tier != FULL and compat is not None and compat >= cuda and self.forward_compat_counts:
+            return DriverSupport(FULL, driver, compat, full_min, compat_min, forward_compat=True)
         return DriverSupport(tier, driver, supported, full_min, compat_min)
 
     def runs(self, variant: WheelVariant, cc: ComputeCapability) -> str:

@@ -1,13 +1,14 @@
-"""What-if flags: --driver VERSION and --gpu SPEC replace what NVML would have said."""
+"""What-if flags: --driver VERSION and --gpu SPEC replace what NVML would have said;
+--forward-compat X.Y says a CUDA forward-compatibility libcuda (cuda-compat-X-Y) is in effect."""
 
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts
+from ..model.facts import NVML_OK, CudaCompatFacts, DriverFacts, GpuFacts, HostFacts, SystemFacts
 from ..compat.table import CompatTable, GpuModel
 from ..model.record import replace
-from ..model.versions import ComputeCapability, DriverVersion, VersionError
+from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from ..model.text import quoted
 
 
@@ -59,20 +60,41 @@ def parse_gpu(spec: str, index: int, table: CompatTable) -> GpuFacts:
     return GpuFacts(index=index, name=name, compute_capability=str(cc), source="what-if")
 
 
-def check_what_if(driver: Optional[str], gpus: Sequence[str], table: CompatTable) -> None:
-    """Refuse bad --driver/--gpu values (WhatIfError) before anything is probed or read, so a
-    typo is reported first."""
+def parse_forward_compat(text: str, table: CompatTable) -> CudaCompatFacts:
+    """--forward-compat 12.4: the cuda-compat-12-4 package's libcuda is in effect (planning)."""
+    try:
+        cuda = CudaVersion.parse(text.strip())
+    except VersionError as exc:
+        raise WhatIfError(f"--forward-compat: {exc}; give the CUDA the cuda-compat package provides, such as 12.4") from None
+    if table.toolkit_architectures_for(cuda) is None and table.min_driver_full(cuda) is None:
+        raise WhatIfError(f"--forward-compat: CUDA {cuda.major_minor} is not a CUDA release the table knows")
+    minor = cuda.major_minor
+    return CudaCompatFacts(
+        directory=f"/usr/local/cuda-{minor}/compat", cuda=str(minor), in_effect=True, how="what-if", source="what-if",
+    )
+
+
+def check_what_if(driver: Optional[str], gpus: Sequence[str], table: CompatTable, forward_compat: Optional[str] = None) -> None:
+    """Refuse bad --driver/--gpu/--forward-compat values (WhatIfError) before anything is probed or
+    read, so a typo is reported first."""
     if driver:
         parse_driver(driver, table)
+    if forward_compat:
+        parse_forward_compat(forward_compat, table)
     for i, spec in enumerate(gpus):
         parse_gpu(spec, i, table)
 
 
 def apply_what_if(
-    facts: HostFacts, table: CompatTable, driver: Optional[str], gpus: Sequence[str]
+    facts: HostFacts, table: CompatTable, driver: Optional[str], gpus: Sequence[str], forward_compat: Optional[str] = None
 ) -> HostFacts:
-    """Replace the driver and/or GPU facts with the ones the user gave."""
+    """Replace the driver and/or GPU facts with the ones the user gave; with ``forward_compat``,
+    a cuda-compat libcuda of that CUDA is in effect (and no other)."""
     changes: dict[str, object] = {}
+    if forward_compat:
+        system = facts.system or SystemFacts()
+        kept = tuple(replace(e, in_effect=False, how=None) for e in system.cuda_compat if e.source != "what-if")
+        changes["system"] = replace(system, cuda_compat=kept + (parse_forward_compat(forward_compat, table),))
     if driver:
         changes["driver"] = parse_driver(driver, table)
     if gpus:

@@ -127,6 +127,20 @@ class LibcudaFacts:
     error_code: Optional[int] = None  # CUresult of cuDriverGetVersion when it failed (34: a stub library)
 
 
+@record
+class CudaCompatFacts:
+    """A CUDA forward-compatibility libcuda: NVIDIA's ``cuda-compat-X-Y`` package puts one under
+    /usr/local/cuda-X.Y/compat (a -devel image carries /usr/local/cuda/compat). It lets an older
+    data-center driver branch run CUDA X.Y, but only where the loader picks it up."""
+
+    directory: str  # "/usr/local/cuda-12.4/compat"
+    cuda: Optional[str] = None  # the CUDA it provides, "12.4" (from the directory, or the what-if)
+    library: Optional[str] = None  # its versioned libcuda, "libcuda.so.550.54.15"
+    in_effect: bool = False  # what programs here load: on LD_LIBRARY_PATH, in /etc/ld.so.conf.d, or the libcuda loaded
+    how: Optional[str] = None  # "LD_LIBRARY_PATH" | "ld.so.conf" | "loaded" | "image" | "what-if"
+    source: str = "probe"  # "probe" | "image" | "what-if"
+
+
 # libnvidia-ml.so.550.54.14, libcuda.so.550.54.14: the driver's user-space libraries carry its version.
 DRIVER_LIBRARY_NAME = re.compile(r"^(?:libnvidia-ml|libcuda)\.so\.(\d+\.\d+(?:\.\d+)?)\Z", re.ASCII)
 
@@ -157,6 +171,7 @@ class SystemFacts:
     wsl_dxg: Optional[bool] = None  # /dev/dxg (the GPU paravirtualisation device) is there
     driver_libraries: tuple[str, ...] = ()  # versioned libnvidia-ml.so.* / libcuda.so.* in the system lib dirs
     interconnect: Optional[InterconnectFacts] = None  # /dev/shm, memlock, IOMMU, InfiniBand, NCCL (multi-GPU)
+    cuda_compat: tuple[CudaCompatFacts, ...] = ()  # cuda-compat libcuda packages found, and whether each is in effect
 
     def env(self, name: str) -> Optional[str]:
         for key, value in self.environment:

@@ -13,7 +13,16 @@ import re
 import sys
 from typing import Mapping, Optional
 
-from ..model.facts import DRIVER_LIBRARY_NAME, DeviceNodeFacts, KernelModuleFacts, LibcudaFacts, PciDeviceFacts, SystemFacts
+from ..model.facts import (
+    DRIVER_LIBRARY_NAME,
+    driver_library_version,
+    CudaCompatFacts,
+    DeviceNodeFacts,
+    KernelModuleFacts,
+    LibcudaFacts,
+    PciDeviceFacts,
+    SystemFacts,
+)
 from .interconnect import probe_interconnect
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
@@ -176,6 +185,68 @@ def probe_driver_libraries(fs: _Root) -> tuple[str, ...]:
     return tuple(found)
 
 
+_COMPAT_DIR = re.compile(r"^cuda-(\d+)\.(\d+)$", re.ASCII)
+_LIBCUDA_NAME = re.compile(r"^libcuda\.so(\.\d+)*$", re.ASCII)
+
+
+def _ld_so_conf_entries(fs: _Root) -> set[str]:
+    """The directories /etc/ld.so.conf and /etc/ld.so.conf.d/*.conf give the loader (no includes followed)."""
+    entries: set[str] = set()
+    texts = [fs.read("/etc/ld.so.conf") or ""]
+    texts += [fs.read(f"/etc/ld.so.conf.d/{name}") or "" for name in fs.listdir("/etc/ld.so.conf.d") if name.endswith(".conf")]
+    for text in texts:
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("/"):
+                entries.add(line.rstrip("/"))
+    return entries
+
+
+def _toolkit_cuda(fs: _Root, toolkit: str) -> Optional[str]:
+    """A toolkit directory's CUDA major.minor from its version.json ({"cuda": {"version": "12.4.1"}})."""
+    found = re.search(r'"cuda"\s*:\s*\{[^}]*"version"\s*:\s*"(\d+)\.(\d+)', fs.read(f"{toolkit}/version.json") or "")
+    return f"{found.group(1)}.{found.group(2)}" if found else None
+
+
+def probe_cuda_compat(fs: _Root, ld_library_path: Optional[str], libcuda: Optional[LibcudaFacts] = None) -> tuple[CudaCompatFacts, ...]:
+    """The cuda-compat packages under /usr/local/cuda-X.Y/compat (and /usr/local/cuda/compat), each
+    with the CUDA it provides and whether programs here load it: its directory is on
+    LD_LIBRARY_PATH or in the loader's configuration, or the libcuda this process loaded is in it."""
+    path_entries = [entry.rstrip("/") for entry in (ld_library_path or "").split(":") if entry]
+    conf = _ld_so_conf_entries(fs)
+    loaded = (libcuda.path or "") if libcuda is not None else ""
+    found = []
+    for name in sorted(fs.listdir("/usr/local")):
+        match = _COMPAT_DIR.match(name)
+        if not match and name != "cuda":
+            continue
+        if name == "cuda" and os.path.islink(fs.path("/usr/local/cuda")):
+            target = os.readlink(fs.path("/usr/local/cuda")).rstrip("/").rsplit("/", 1)[-1]
+            if _COMPAT_DIR.match(target):
+                continue  # /usr/local/cuda -> cuda-X.Y: that directory is listed under its own name
+        directory = f"/usr/local/{name}/compat"
+        libraries = sorted(n for n in fs.listdir(directory) if _LIBCUDA_NAME.match(n))
+        if not libraries:
+            continue
+        versioned = [n for n in libraries if driver_library_version(n)]
+        how = None
+        names = (directory, fs.path(directory).rstrip("/"))  # as the host names it, and below a fixture root
+        if any(loaded.startswith(name + "/") for name in names):
+            how = "loaded"
+        elif any(name in path_entries for name in names):
+            how = "LD_LIBRARY_PATH"
+        elif directory in conf:
+            how = "ld.so.conf"
+        found.append(CudaCompatFacts(
+            directory=directory,
+            cuda=f"{match.group(1)}.{match.group(2)}" if match else _toolkit_cuda(fs, f"/usr/local/{name}"),
+            library=versioned[0] if versioned else libraries[0],
+            in_effect=how is not None,
+            how=how,
+        ))
+    return tuple(found)
+
+
 def stub_directories(ld_library_path: Optional[str]) -> tuple[str, ...]:
     """LD_LIBRARY_PATH entries that are a CUDA toolkit's ``stubs`` directory (link-time only)."""
     entries = [entry for entry in (ld_library_path or "").split(":") if entry]
@@ -219,6 +290,7 @@ def probe_system(
             wsl_dxg=dxg,
             driver_libraries=probe_driver_libraries(fs),
             interconnect=probe_interconnect(fs.root, environ),
+            cuda_compat=probe_cuda_compat(fs, environ.get("LD_LIBRARY_PATH"), libcuda),
         )
     except Exception as exc:  # a probe never raises; an odd /proc must not hide the GPU facts
         return SystemFacts(libcuda=libcuda or LibcudaFacts(), os=sys.platform, environment=(("cudadoctor-probe-error", str(exc)),))

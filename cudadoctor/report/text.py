@@ -7,6 +7,8 @@ everything is printed as text, never as markup (see report/console.py)."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable, Optional, Sequence, Union
 
 from rich.console import Console
@@ -148,6 +150,13 @@ def render_findings(
     return len(collapsed) - len(shown)
 
 
+def _others_heading(rec: Recommendation, other: bool) -> str:
+    """The heading over the rejected builds: an NGC family's months are not variants of a PyTorch release."""
+    if rec.rejected and all(re.match(r"^\d{2}\.\d{2}$", r.variant) for r in rec.rejected):
+        return f"{'Other months' if other else 'Months'} of the NGC family {rec.family}"
+    return f"{'Other variants' if other else 'Variants'} of PyTorch {rec.torch}"
+
+
 def render_recommendation(console: Console, rec: Recommendation, show_rejected: bool = True, wheel: bool = False) -> None:
     """`recommend`'s text: the image (or, for --wheel, the pip command and index URL) first."""
     out = Printer(console)
@@ -176,7 +185,7 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
         out.line((f"PyTorch {rec.torch} is {what}; PyTorch {newest.torch} {newest.needs()[0]} (add --torch {newest.torch} for its details).", ""),
                  indent=2, hanging=4)
     if show_rejected and rec.rejected:
-        out.line((f"Other variants of PyTorch {rec.torch}:", "dim"))
+        out.line((f"{_others_heading(rec, other=True)}:", "dim"))
         for rejection in rec.rejected:
             out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
     for note in rec.caveats:  # what may change the answer (every note: --format json)
@@ -325,7 +334,7 @@ def render_check(console: Console, result: CheckResult, answer: Answer, verbosit
     hidden = render_findings(console, result.findings, result.facts.gpus, verbosity, out)
     rejected = rec.rejected if (verbosity >= VERBOSE or not rec.found) else ()
     if rejected:
-        out.line((f"Variants of PyTorch {rec.torch}" + ("" if rec.found else " (none fits)"), "bold"))
+        out.line((_others_heading(rec, other=False) + ("" if rec.found else " (none fits)"), "bold"))
         for rejection in rejected:
             out.line((f"{rejection.variant}: {rejection.reason}", "dim"), indent=2, hanging=4)
         out.blank()

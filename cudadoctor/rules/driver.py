@@ -8,7 +8,7 @@ from typing import Optional
 from ..host.view import DriverSupport, HostView, gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
-from ..model.versions import CudaVersion, VersionError
+from ..model.versions import CudaVersion
 from . import ngc
 from .context import CheckContext
 
@@ -29,6 +29,18 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
         return []
     if support.tier != "full" and ngc.forward_compat_covers(ctx, cuda):
         return []  # an NGC container's own cuda-compat runs it: the ngc check says how
+    if support.tier == "full" and support.forward_compat:
+        return [
+            Finding(
+                code="driver-ok",
+                severity=OK,
+                title=f"Driver {driver} supports {what} through CUDA forward compatibility",
+                detail=f"Driver {driver} supports CUDA {host.driver_cuda or 'an older release'} itself; the cuda-compat libcuda "
+                    f"in effect ({host.forward_compat_directory or 'a compat directory'}) provides CUDA {support.driver_cuda}, "
+                    f"which data-center GPUs may use. CUDA {cuda.major_minor} needs >= {support.full_min} without it.",
+                source=source,
+            )
+        ]
     if support.tier == "full":
         supported = f", which supports CUDA {support.driver_cuda}" if support.driver_cuda else ""
         return [
@@ -153,31 +165,67 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
     source = table.cite(forward.source)
     findings = []
     active = _active_compat_cuda(host)
+    native = facts.driver.cuda_driver_version or "unknown"
+    where = _compat_where(host)
     if active is not None and unsupported:
         names = ", ".join(gpu_label(g) for g in unsupported)
         findings.append(
             Finding(
                 code="driver-forward-compat-unsupported-gpu",
                 severity=FAIL,
-                title=f"A cuda-compat libcuda (CUDA {active}) is in use, but {names} cannot use forward compatibility",
-                detail=f"libcuda.so.1 reports CUDA {active}, newer than the driver's CUDA {facts.driver.cuda_driver_version}: "
-                    f"it comes from a forward-compatibility package. {forward.note}",
-                hint="Remove the cuda-compat libraries from the library path (LD_LIBRARY_PATH, /etc/ld.so.conf.d) and "
+                title=f"A cuda-compat libcuda (CUDA {active}) is in effect, but {names} cannot use forward compatibility",
+                detail=f"{where} provides CUDA {active}, newer than the driver's own CUDA {native}: it is a "
+                    f"forward-compatibility package. CUDA programs here fail with CUDA error 804, \"forward compatibility "
+                    f"was attempted on non supported HW\" (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE): NVIDIA supports "
+                    "forward compatibility on data-center GPUs, select NGC Server Ready RTX cards and Jetson only.",
+                hint="Take the cuda-compat libraries out of the loader's path (remove "
+                    + (f"{host.forward_compat_directory} from " if host.forward_compat_directory else "the compat directory from ")
+                    + "LD_LIBRARY_PATH and /etc/ld.so.conf.d, then run ldconfig; or uninstall the cuda-compat package) and "
                     "upgrade the driver instead; or hide these GPUs with CUDA_VISIBLE_DEVICES.",
                 source=source,
             )
         )
-    elif active is not None:
+    elif active is not None and not host.forward_compat_counts:
         findings.append(
             Finding(
                 code="driver-forward-compat-active",
                 severity=INFO,
-                title=f"CUDA forward compatibility is in use: libcuda.so.1 supports CUDA {active}",
-                detail=f"The driver's own CUDA is {facts.driver.cuda_driver_version}; a cuda-compat libcuda lifts it to "
-                    f"{active} on these GPUs. {forward.note}",
+                title=f"A cuda-compat libcuda (CUDA {active}) is in effect; whether these GPUs can use it is not known",
+                detail=f"{where} provides CUDA {active}, newer than the driver's own CUDA {native}; the table does not know "
+                    "the class of every GPU in scope, so its CUDA is not counted for the driver support. " + forward.note,
                 source=source,
             )
         )
+    elif active is not None:
+        driver = host.driver
+        listed = forward.supported_on(driver.branch, active) if driver is not None else None
+        if driver is not None and listed is not True:
+            findings.append(
+                Finding(
+                    code="driver-forward-compat-active",
+                    severity=WARN,
+                    title=f"CUDA forward compatibility is in effect (CUDA {active}), on a branch NVIDIA does not support it on",
+                    detail=f"{where} lifts driver {driver} (CUDA {native}) to CUDA {active} on these data-center GPUs, and "
+                        "CUDA builds up to it are judged with it; but "
+                        + (f"R{driver.branch} is not in NVIDIA's forward-compatibility matrix (end of life, or a New Feature Branch)"
+                           if listed is None else f"NVIDIA's matrix does not list cuda-compat {active} for R{driver.branch}")
+                        + f". It may work, as users report, without NVIDIA's support. {forward.note}",
+                    hint=f"Move to a driver branch NVIDIA supports (`cudadoctor table` lists the matrix), or to a driver that "
+                        f"supports CUDA {active} itself.",
+                    source=source,
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    code="driver-forward-compat-active",
+                    severity=INFO,
+                    title=f"CUDA forward compatibility is in effect: the libcuda programs load supports CUDA {active}",
+                    detail=f"The driver's own CUDA is {native}; {where} lifts it to {active} on these data-center GPUs, "
+                        f"and CUDA builds up to it are judged with it. {forward.note}",
+                    source=source,
+                )
+            )
     cuda = ctx.target_cuda
     if cuda is None or not gpus or active is not None or ngc.ngc_target(ctx) is not None:
         return findings  # an NGC container ships cuda-compat: the ngc check judges it
@@ -246,15 +294,21 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
 
 
 def _active_compat_cuda(host: HostView) -> Optional[CudaVersion]:
-    """libcuda's CUDA when it is newer than the driver's own (NVML's): a cuda-compat libcuda is loaded."""
-    system, native = host.system, host.nvml_cuda
-    if system is None or native is None or not system.libcuda.driver_version:
-        return None
-    try:
-        loaded = CudaVersion.parse(system.libcuda.driver_version).major_minor
-    except VersionError:
-        return None
-    return loaded if loaded > native else None
+    """The CUDA of the forward-compatibility libcuda in effect, newer than the driver's own (host/view.py)."""
+    return host.forward_compat_cuda
+
+
+def _compat_where(host: HostView) -> str:
+    """Where the forward-compatibility libcuda in effect was seen, as a sentence's subject."""
+    how, directory = host.forward_compat_how, host.forward_compat_directory
+    place = f" in {directory}" if directory else ""
+    return {
+        "loaded": f"The libcuda.so.1 programs load{place}",
+        "LD_LIBRARY_PATH": f"A cuda-compat libcuda{place}, on LD_LIBRARY_PATH,",
+        "ld.so.conf": f"A cuda-compat libcuda{place}, in the loader's configuration (/etc/ld.so.conf.d),",
+        "image": f"The image's cuda-compat libcuda{place}",
+        "what-if": f"The cuda-compat libcuda of --forward-compat{place}",
+    }.get(how or "", f"A cuda-compat libcuda{place}")
 
 
 def _upgrade_words(support: DriverSupport, cuda: CudaVersion) -> str:
