@@ -295,6 +295,7 @@ def table_schema() -> dict[str, Any]:
             "default": BOOL,
             "arch_list": STRS,
             "ptx": STRS,
+            "ptx_unknown": BOOL,
             "cudnn": NSTR,
             "min_driver_linux": NSTR,
             "min_driver_windows": NSTR,

@@ -98,7 +98,7 @@ def _bad(tmp_path, name, text):
         (["check", "--gpu", "Voodoo 5"], "unknown GPU 'Voodoo 5'"),
         (["check", "--gpu", "9.9"], "compute capability 9.9 is not one the table knows"),
         (["check", "--torch", "banana"], "invalid --torch 'banana'"),
-        (["check", "--torch", "1.13"], "unknown PyTorch release '1.13'"),
+        (["check", "--torch", "0.4"], "unknown PyTorch release '0.4'"),
         (["check", "--torch", "2.8", "--variant", "cu118"], "PyTorch 2.8 has no variant 'cu118'"),
         (["check", "--family", "nope"], "unknown image family 'nope'"),
         (["check", "--snapshot", "/nonexistent/host.json"], "no such file"),

@@ -45,7 +45,7 @@ def test_a_repository_without_a_family_keeps_naming_the_convention_tags(tmp_path
     assert tag.exit_code == 0 and tag.stdout.startswith("registry.example.com/ml/pytorch-cuda:v2.")
     mirror = write(tmp_path / "m.toml", 'family = "pytorch/pytorch"\nrepository = "mirror.example.com/pytorch/pytorch"\n')
     tag = invoke("recommend", "--config", mirror, "--format", "tag", "--driver", "535.104.05", "--gpu", "A100")
-    assert tag.stdout == "mirror.example.com/pytorch/pytorch:2.13.0-cuda12.6-cudnn9-runtime\n"
+    assert tag.stdout == "mirror.example.com/pytorch/pytorch:2.14.1-cuda12.6-cudnn9-runtime\n"  # 2.14 has cu126 images
 
 
 def test_the_default_family_and_the_flag_that_overrides_it(tmp_path: Path) -> None:

@@ -51,24 +51,25 @@ def test_the_newest_release_that_runs_is_not_judged_again_as_newer() -> None:
     assert data["target"]["torch"] == "2.15" and not any(f["code"] == "newer-release-available" for f in data["findings"])
 
 
-def test_a_gpu_no_release_after_2_7_carries_says_so_without_a_driver_fix() -> None:
+def test_a_gpu_no_release_after_2_5_carries_says_so_without_a_driver_fix() -> None:
+    # The K80's sm_37: official wheels up to 2.5 cu118 (pytorch/builder); 2.6/2.7's was third-party only.
     data = invoke("check", "--json", "--snapshot", host("k80-470")).json()
     newer = next(f for f in data["findings"] if f["code"] == "newer-release-available")
     assert "has no build for these GPUs" in newer["title"] and newer["actions"] == []
-    assert data["target"]["torch"] == "2.7"
+    assert data["target"]["torch"] == "2.5"
 
 
 def test_recommend_image_on_535_names_a_pullable_official_image() -> None:
     run = invoke("recommend", "--image", "--driver", "535.104.05", "--gpu", "A100", "--format", "tag")
     assert run.exit_code == 0
-    assert run.stdout == "pytorch/pytorch:2.13.0-cuda12.6-cudnn9-runtime\n"  # the newest release with an image that runs
+    assert run.stdout == "pytorch/pytorch:2.14.1-cuda12.6-cudnn9-runtime\n"  # the newest release with an image that runs (2.14 has cu126 images)
     wheel = invoke("recommend", "--wheel", "--driver", "535.104.05", "--gpu", "A100", "--format", "json").json()
     assert wheel["recommendation"]["torch"] == "2.14"  # a wheel needs no image: 2.14 cu126
 
 
 def test_recommend_says_which_release_it_chose_and_what_the_newest_needs() -> None:
     text = invoke("recommend", "--image", "--driver", "535.104.05", "--gpu", "A100").stdout
-    assert "PyTorch 2.13 is the newest release with an image that runs here; PyTorch 2.15 needs driver >= 580.65.06" in text
+    assert "PyTorch 2.14 is the newest release with an image that runs here; PyTorch 2.15 needs driver >= 580.65.06" in text
 
 
 @pytest.mark.parametrize("fmt,flag", [("index-url", "--wheel"), ("tag", "--image")])
@@ -107,15 +108,15 @@ def test_require_alone_judges_the_requirement_and_the_host_only() -> None:
 def test_the_fleet_answers_first_with_the_build_that_covers_most_hosts(tmp_path: Path) -> None:
     run = invoke("fleet", str(HOSTS))
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("Fleet answer: pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime (PyTorch 2.7 cu118) runs on 8 of 12")
+    assert lines[0].startswith("Fleet answer: pytorch/pytorch:2.5.1-cuda11.8-cudnn9-runtime (PyTorch 2.5 cu118) runs on 8 of 12")
     assert lines[1].strip() == "It leaves out 4:"
-    assert any("rtx5090-570: no driver makes PyTorch 2.7 cu118 run on" in line for line in lines[2:6])
+    assert any("rtx5090-570: no driver makes PyTorch 2.5 cu118 run on" in line for line in lines[2:6])
     doc = invoke("fleet", "--json", str(HOSTS)).json()
     best = doc["fleet_recommendation"]
-    assert (best["torch"], best["variant"], best["hosts"]) == ("2.7", "cu118", 8)
+    assert (best["torch"], best["variant"], best["hosts"]) == ("2.5", "cu118", 8)  # with the K80: 2.5 is its last
     # The newest release among those with the highest coverage.
     tied = [c for c in doc["candidates"] if c["hosts"] == best["hosts"]]
-    assert max(tuple(int(p) for p in c["torch"].split(".")) for c in tied) == (2, 7)
+    assert max(tuple(int(p) for p in c["torch"].split(".")) for c in tied) == (2, 5)
     assert doc["summary"]["fail"] == 3  # only the broken hosts fail: each other host runs its newest release
 
 
@@ -133,19 +134,19 @@ def test_the_fleet_names_the_driver_floor_that_brings_a_group_in(tmp_path: Path)
 
 
 def test_the_fleet_counts_wheels_where_the_family_has_no_image(tmp_path: Path) -> None:
-    # pytorch/pytorch has only a cu130 image of 2.14, which driver 550 cannot run; its cu126 wheels run.
-    doc = invoke("fleet", "--json", host("h100-550"), "--torch", "2.14").json()
+    # pytorch/pytorch offers no image of 1.10 on record; its cu113 wheels run on an A100 with driver 525.
+    doc = invoke("fleet", "--json", host("a100-525"), "--torch", "1.10").json()
     best = doc["fleet_recommendation"]
-    assert (best["variant"], best["image"], best["hosts"]) == ("cu126", None, 1)
-    text = invoke("fleet", host("h100-550"), "--torch", "2.14").stdout.splitlines()[0]
-    assert text.startswith("Fleet answer: PyTorch 2.14 cu126 (wheels: the pytorch/pytorch family has no image of it) runs on 1 of 1")
+    assert (best["variant"], best["image"], best["hosts"]) == ("cu113", None, 1)
+    text = invoke("fleet", host("a100-525"), "--torch", "1.10").stdout.splitlines()[0]
+    assert text.startswith("Fleet answer: PyTorch 1.10 cu113 (wheels: the pytorch/pytorch family has no image of it) runs on 1 of 1")
 
 
 def test_a_pinned_fleet_build_names_what_brings_each_group_in() -> None:
     doc = invoke("fleet", "--json", str(HOSTS), "--torch", "2.15", "--variant", "cu132").json()
     left = {name: entry for entry in doc["fleet_recommendation"]["left_out"] for name in entry["hosts"]}
     assert left["a100-525"]["fix"].startswith("upgrade the NVIDIA driver to >= 580.65.06 to run cu132")  # not "use 2.14"
-    assert left["k80-470"]["fix"] == "No variant of PyTorch 2.15 supports sm_37; PyTorch 2.7 is the newest that does."
+    assert left["k80-470"]["fix"] == "No variant of PyTorch 2.15 supports sm_37; PyTorch 2.5 is the newest that does."
     assert left["driver-mismatch"]["fix"].startswith("Reboot")
 
 
@@ -171,10 +172,13 @@ def test_the_no_driver_advice_follows_the_release_asked_for() -> None:
 
 @pytest.mark.parametrize("gpu", ["T4", "V100"])
 def test_when_no_release_runs_the_smallest_upgrade_that_runs_one_leads(gpu: str) -> None:
-    data = invoke("check", "--json", "--driver", "418.39", "--gpu", gpu).json()
+    # 375.26 (CUDA 8.0's driver) runs no release the table records (1.x starts with cu100, 410.48).
+    data = invoke("check", "--json", "--driver", "375.26", "--gpu", gpu).json()
     assert data["verdict"] == "fail"
     first = data["answer"]["fix"]
-    assert first["text"].startswith("upgrade the NVIDIA driver to >= 450.80.02 to run PyTorch 2.7 cu118")
-    assert first["actions"][0] == {**first["actions"][0], "action": "upgrade-driver", "min_driver": "450.80.02", "torch": "2.7"}
-    rec = invoke("recommend", "--wheel", "--format", "json", "--driver", "418.39", "--gpu", gpu).json()
+    assert first["text"].startswith("upgrade the NVIDIA driver to >= 410.48 to run PyTorch 1.3 cu100")
+    assert first["actions"][0] == {**first["actions"][0], "action": "upgrade-driver", "min_driver": "410.48", "torch": "1.3"}
+    # On 418.39 a 1.x release runs: the newest that does is the answer.
+    assert invoke("check", "--json", "--driver", "418.39", "--gpu", gpu).json()["target"]["torch"] == "1.8"
+    rec = invoke("recommend", "--wheel", "--format", "json", "--driver", "375.26", "--gpu", gpu).json()
     assert rec["no_recommendation"]["fixes"][0] == first["text"]

@@ -25,7 +25,7 @@ def test_the_families_example_in_table_md_runs_as_written(tmp_path: Path) -> Non
 
 def test_the_table_size_in_performance_md_is_the_shipped_tables() -> None:
     text = (DOCS / "performance.md").read_text(encoding="utf-8")
-    claimed = int(re.search(r"122 GPUs, ~(\d+) KB\)", text).group(1))
+    claimed = int(re.findall(r"122 GPUs, ~(\d+) KB\)", text)[-1])  # the newest row is the shipped table's
     actual = (REPO_ROOT / "data" / "compat_table.json").stat().st_size / 1000
     assert abs(claimed - actual) / actual < 0.1, (claimed, actual)
 

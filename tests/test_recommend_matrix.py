@@ -85,7 +85,8 @@ def raw_runs(variant, cc, tier):
         return False
     if any(nums(b)[0] == cc[0] and nums(b)[1] <= cc[1] for b in variant["arch_list"]):
         return True
-    return tier == "full" and any(nums(p) <= cc for p in variant.get("ptx", []))
+    # PTX that is not on record ("ptx": null) never counts
+    return tier == "full" and any(nums(p) <= cc for p in variant.get("ptx") or [])
 
 
 def raw_build(variant, platform):
@@ -94,6 +95,8 @@ def raw_build(variant, platform):
     listed = variant.get("platforms", [])
     if platform is not None and listed and platform not in listed and not ("linux" in listed and platform.startswith("linux")):
         return None
+    if platform == "linux-aarch64" and platform not in variant.get("platform_builds", {}):
+        return None  # the main list is read off x86_64 wheels: it says nothing about the Arm ones
     build = dict(variant, **variant.get("platform_builds", {}).get(platform, {}))
     return None if build["evidence"] == "unverified" else build
 
@@ -161,13 +164,16 @@ def test_aarch64_has_no_turing_code_from_2_12():
         assert not arm.found, version
 
 
-def test_linux_only_patch_variant_is_never_offered_unverified():
+def test_linux_only_patch_variant_is_offered_on_linux_only():
+    # 2.12.1 cu129: Linux only, its x86_64 arch list settled by release/2.12's build case (PR 188443).
     rec = recommend(view("575.51.03", "RTX 4090", platform="windows"), TABLE.release("2.12"), images=False)
     reasons = {r.variant: r.reason for r in rec.rejected}
     assert "not Windows" in reasons["cu129"]
     rec = recommend(view("575.51.03", "RTX 4090", platform="linux-x86_64"), TABLE.release("2.12"), images=False)
-    assert "unverified" in {r.variant: r.reason for r in rec.rejected}["cu129"]
-    assert rec.unverified == ("cu129",)
+    assert (rec.variant, rec.support) == ("cu129", "full") and rec.unverified == ()
+    assert rec.evidence == "build-script"
+    rec = recommend(view("575.51.03", "H100", platform="linux-aarch64"), TABLE.release("2.12"), images=False)
+    assert rec.variant != "cu129"  # what its Arm wheel carries is not on record
 
 
 def test_patch_only_variant_is_pinned_to_its_first_patch():
@@ -213,7 +219,10 @@ def test_mixed_hosts_follow_policy(version, driver, pair):
         ("2.9", "535.104.05", ["GTX 1080 Ti"], "cu126", "minor-compat"),
         ("2.9", "580.65.06", ["V100"], "cu129", "full"),  # cu130 dropped Volta
         ("2.9", "580.65.06", ["V100", "RTX 5090"], "cu129", "full"),  # every GPU must be covered
-        ("2.7", "520.61.05", ["K80"], "cu118", "full"),  # Kepler: last in cu118
+        ("2.5", "520.61.05", ["K80"], "cu118", "full"),  # Kepler: last in the official cu118 of 2.5
+        ("1.13", "470.82.01", ["K80"], "cu117", "minor-compat"),  # the K80's last driver branch runs 11.x by minor compat
+        ("1.3", "418.39", ["T4"], "cu101", "full"),
+        ("2.13", "570.86.10", ["RTX 5090"], "cu129", "minor-compat"),  # 2.13 cu129 (PR 188443) carries sm_120; 12.9 wants 575 for full
         ("2.5", "530.30.02", ["RTX 4090"], "cu121", "full"),  # CUDA 12.1 on 530, no R535 needed
         ("2.5", "525.60.13", ["RTX 4090"], "cu118", "full"),  # a fully supported cu118 beats cu124 under minor compat
         ("2.8", "525.60.13", ["RTX 4090"], "cu129", "minor-compat"),  # all 12.x: the newest CUDA wins
@@ -248,12 +257,24 @@ def test_kepler_has_no_build_after_2_7():
 
 
 def test_official_family_only_offers_published_images():
+    # 2.13 has cu129 wheels (PR 188443) but no 2.13.0-cuda12.9 image (reported nonexistent where it was pulled).
     official = TABLE.family("pytorch/pytorch")
-    rec = recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), official)
-    assert rec.variant == "cu128"  # pytorch-cuda would give cu129, which has no official 2.9 image
-    assert rec.image == "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime"
-    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), images=False).variant == "cu129"  # the wheels
-    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9")).variant == "cu128"  # the default family: PyTorch's images
+    rec = recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.13"), official)
+    assert rec.variant == "cu126"
+    assert rec.image == "pytorch/pytorch:2.13.0-cuda12.6-cudnn9-runtime"
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.13"), images=False).variant == "cu129"  # the wheels
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.13")).variant == "cu126"  # the default family: PyTorch's images
+    # 2.9.1's cu129 image is published (the docker release matrix follows the branch's CUDA versions)
+    assert recommend(view("575.51.03", "RTX 4090"), TABLE.release("2.9"), official).image == "pytorch/pytorch:2.9.1-cuda12.9-cudnn9-runtime"
+
+
+def test_2_14_images_cover_its_three_cuda_versions():
+    # Source: docker-release's matrix (one runtime and one devel image per CUDA version of the release's build
+    # matrix) with RELEASE.md's 2.14 rows (CUDA 12.6, 13.0, 13.2); the 2.14.1 tags are pulled by digest publicly.
+    for name in ("pytorch/pytorch", "pytorch/pytorch:devel"):
+        assert TABLE.family(name).variants_for(TABLE.release("2.14")) == ("cu126", "cu130", "cu132")
+    rec = recommend(view("570.86.15", "V100"), TABLE.release("2.14"), TABLE.family("pytorch/pytorch"))
+    assert rec.image == "pytorch/pytorch:2.14.1-cuda12.6-cudnn9-runtime"
 
 
 def test_driver_cuda_cutoffs_match_table3():

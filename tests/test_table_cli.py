@@ -37,7 +37,10 @@ def test_torch_view_json():
     assert by_name["cu130"]["min_driver_windows"] is None  # NVIDIA prints N/A for 13.x on Windows
     assert by_name["cu126"]["arch_list"][0] == "5.0"
     assert "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime" in by_name["cu128"]["images"]
-    assert by_name["cu129"]["images"] == ["pytorch-cuda:v2.9-cu129"]  # no official image for cu129 in 2.9
+    assert "pytorch/pytorch:2.9.1-cuda12.9-cudnn9-runtime" in by_name["cu129"]["images"]  # 2.9.1's matrix had 12.9
+    cu129 = {v["name"]: v for v in json.loads(_cli("table", "--torch", "2.13", "--json").stdout)["variants"]}["cu129"]
+    assert cu129["images"] == ["pytorch-cuda:v2.13-cu129"]  # no official image for cu129 in 2.13
+    assert cu129["ptx_unknown"] is True and cu129["ptx"] == []
 
 
 def test_a_linux_only_variant_has_no_windows_driver():
@@ -61,7 +64,9 @@ def test_gpu_view_product_and_cc():
     assert rows["2.9"]["sass"] == ["cu126", "cu128", "cu129", "cu130"]
     data = json.loads(_cli("table", "--gpu", "3.7", "--json").stdout)
     assert "Tesla K80" in data["products"]
-    assert {row["torch"]: row["sass"] for row in data["pytorch_builds"]}["2.7"] == ["cu118"]
+    builds = {row["torch"]: row["sass"] for row in data["pytorch_builds"]}
+    assert builds["2.5"] == ["cu118"] and builds["2.7"] == []  # 2.7 cu118's sm_37 was third-party only
+    assert builds["1.13"] == ["cu116", "cu117"]
 
 
 def test_gpu_view_unknown_name_exits_2():
@@ -97,7 +102,7 @@ def test_parse_family_reference(table):
     assert (family.name, release.version, variant.name) == ("pytorch/pytorch:devel", "2.3", "cu118")
     family, release, variant = table.parse_family_reference("pytorch-cuda:v2.9-cu130")
     assert (family.name, release.version, variant.name) == ("pytorch-cuda", "2.9", "cu130")
-    assert table.parse_family_reference("pytorch/pytorch:2.9.1-cuda12.9-cudnn9-runtime") is None  # never published
+    assert table.parse_family_reference("pytorch/pytorch:2.13.0-cuda12.9-cudnn9-runtime") is None  # never published
     assert table.parse_family_reference("pytorch/pytorch:2.5.1-cuda12.4-cudnn8-runtime") is None  # wrong cuDNN
     assert table.parse_family_reference("pytorch/pytorch:latest") is None
     assert table.parse_family_reference("ubuntu:22.04") is None
@@ -128,9 +133,9 @@ def test_recommend_with_official_family():
                   "--gpu", "A100", "--format", "tag")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
-    result = _cli("recommend", "--image", "--family", "pytorch/pytorch:devel", "--torch", "2.9", "--driver", "575.51.03",
+    result = _cli("recommend", "--image", "--family", "pytorch/pytorch:devel", "--torch", "2.13", "--driver", "575.51.03",
                   "--gpu", "RTX 4090", "--format", "tag")
-    assert result.stdout.strip() == "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-devel"  # cu129 has no official image in 2.9
+    assert result.stdout.strip() == "pytorch/pytorch:2.13.0-cuda12.6-cudnn9-devel"  # cu129 has no official image in 2.13
 
 
 FAMILIES = """

@@ -196,6 +196,23 @@ def test_toolkit_rows_after_13_2_rest_on_nvrtc():
 # --- PyTorch releases --------------------------------------------------------------------------
 # (release, variants, default wheel, source of the variant list)
 RELEASES = [
+    # 1.x: the wheel commands of the previous-versions page (v1.0.0-v1.13.1), public install commands for the
+    # variants it leaves out (1.3 cu100, 1.10 cu113, 1.11 cu115), torch/version.py of each PyPI default wheel.
+    # cu90/cu92 (1.0-1.7) and cu80 (1.0.0) are not recorded: the table has no CUDA 9.x/8.0 driver rows yet.
+    ("1.0", ["cu100"], None, "previous-versions page (cu90, cu100); the 1.0.1 PyPI wheel is cu90"),
+    ("1.1", ["cu100"], None, "previous-versions page (cu90, cu100); the 1.1.0 PyPI wheel is cu90"),
+    ("1.2", ["cu100"], "cu100", "previous-versions page (cu92, cu100); 1.2.0 PyPI wheel: cuda 10.0.130"),
+    ("1.3", ["cu100", "cu101"], "cu101", "install commands (cu92, cu100); 1.3.1 PyPI wheel: cuda 10.1.243"),
+    ("1.4", ["cu101"], "cu101", "previous-versions page (cu92, cu101); 1.4.0 PyPI wheel: cuda 10.1"),
+    ("1.5", ["cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.5.1 PyPI wheel: cuda 10.2"),
+    ("1.6", ["cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.6.0 PyPI wheel: cuda 10.2"),
+    ("1.7", ["cu101", "cu102", "cu110"], "cu102", "previous-versions page (cu92 too); 1.7.1 PyPI wheel: cuda 10.2"),
+    ("1.8", ["cu101", "cu102", "cu111"], "cu102", "previous-versions page (cu101 from 1.8.1); 1.8.1+cu102 on PyPI"),
+    ("1.9", ["cu102", "cu111"], "cu102", "previous-versions page; 1.9.1+cu102 on PyPI"),
+    ("1.10", ["cu102", "cu111", "cu113"], "cu102", "previous-versions page; install commands (cu113); 1.10.2+cu102 on PyPI"),
+    ("1.11", ["cu102", "cu113", "cu115"], "cu102", "previous-versions page; install commands (cu115); 1.11.0+cu102 on PyPI"),
+    ("1.12", ["cu102", "cu113", "cu116"], "cu102", "previous-versions page; 1.12.1+cu102 on PyPI"),
+    ("1.13", ["cu116", "cu117"], "cu117", "previous-versions page; RELEASE.md; 1.13.1+cu117 on PyPI"),
     ("2.0", ["cu117", "cu118"], "cu117", "pytorch/builder release/2.0 manywheel/build_cuda.sh; wheel METADATA"),
     ("2.1", ["cu118", "cu121"], "cu121", "pytorch/builder release/2.1; RELEASE.md matrix"),
     ("2.2", ["cu118", "cu121"], "cu121", "pytorch/builder release/2.2; RELEASE.md matrix"),
@@ -209,7 +226,7 @@ RELEASES = [
     ("2.10", ["cu126", "cu128", "cu129", "cu130"], "cu128", "build_cuda.sh 2.10 era; wheel METADATA"),
     ("2.11", ["cu126", "cu128", "cu129", "cu130"], "cu130", "RELEASE.md (PR 175253); 2.11.0 binary scan (default)"),
     ("2.12", ["cu126", "cu129", "cu130", "cu132"], "cu130", "RELEASE.md (PR 182849); issue 185269 (cu129 in 2.12.1); 2.12.0/2.12.1 binary scans"),
-    ("2.13", ["cu126", "cu129", "cu130", "cu132"], "cu130", "RELEASE.md (PR 187075); third-party (cu129, unverified); 2.13.0 binary scan"),
+    ("2.13", ["cu126", "cu129", "cu130", "cu132"], "cu130", "RELEASE.md (PR 187075); PR 188443 (cu129 built on release/2.13); 2.13.0 binary scan"),
     ("2.14", ["cu126", "cu130", "cu132"], "cu130", "RELEASE.md (PRs 194367, 197555); 2.14.0/2.14.1 binary scans"),
     ("2.15", ["cu130", "cu132"], "cu132", "RFC issue 190385 (12.6 removed, 13.0 kept: unverified); 2.15.0 binary scan"),
 ]
@@ -235,10 +252,15 @@ def _releases_with(table, predicate):
 
 
 def test_kepler_is_last_in_cu118(table):
-    # Source: pytorch/builder build_cuda.sh (cu118 appends 3.7); CUDA 12.0 removed SM35/SM37.
+    # Source: pytorch/builder manywheel/build.sh and build_cuda.sh (3.7 in every 1.x list from 1.3.1 on; release/2.0 to
+    # release/2.5: cu117/cu118 append 3.7); CUDA 12.0 removed SM35/SM37. The sm_37 that a third-party table gives
+    # 2.6/2.7 cu118 comes from a third-party build and is not taken over: a K80 gets no 2.6 or 2.7 build.
     with_kepler = _releases_with(table, lambda v: CC(3, 7) in v.arch_list)
-    assert {name for _, name in with_kepler} == {"cu117", "cu118"}
-    assert ("2.7", "cu118") in with_kepler
+    assert {name for _, name in with_kepler} == {"cu100", "cu101", "cu102", "cu110", "cu111", "cu113", "cu115", "cu116", "cu117", "cu118"}
+    assert max(table.release(version).key for version, _ in with_kepler) == (2, 5)
+    for version in ("2.6", "2.7"):
+        assert table.release(version).variant("cu118").coverage(CC(3, 7)) is None, version
+    assert table.release("1.13").variant("cu117").coverage(CC(3, 7)) == "sass"
     assert all(v.coverage(CC(3, 7)) is None for r in table.pytorch_releases for v in r.variants if v.cuda.major >= 12)
 
 
@@ -264,7 +286,7 @@ def test_blackwell_enters_with_cu128(table):
     assert table.release("2.7").variant("cu128").coverage(CC(12, 0)) is not None
     for release in table.pytorch_releases:
         for variant in (v for v in release.variants if v.verified):
-            covered = variant.coverage(CC(12, 0)) is not None
+            covered = variant.coverage(CC(12, 0)) == "sass"  # the PTX of 1.0-1.5 reaches it only by JIT
             assert covered == (variant.cuda >= CudaVersion.parse("12.8")), (release.version, variant.name)
 
 
@@ -281,6 +303,21 @@ def test_binary_verified_arch_lists(table):
     assert sms("2.9", "cu128") == sms("2.10", "cu128") == sms("2.8", "cu128")
     for version in ("2.11", "2.12", "2.13"):
         assert sms(version, "cu130") == sms("2.14", "cu130"), version
+    # Read 2026-12-01 from the 1.x PyPI wheels (torch/version.py, .nv_fatbin of libtorch*.so / libcaffe2_gpu.so).
+    assert sms("1.2", "cu100") == ["sm_35", "sm_50", "sm_60", "sm_61", "sm_70", "sm_75"]
+    for version, name in (("1.3", "cu101"), ("1.4", "cu101"), ("1.5", "cu102")):
+        assert sms(version, name) == ["sm_37", "sm_50", "sm_60", "sm_61", "sm_70", "sm_75"], version
+        assert table.release(version).variant(name).ptx == (CC(3, 7),), version
+    assert table.release("1.2").variant("cu100").ptx == (CC(5, 0),)
+    assert sms("1.6", "cu102") == sms("1.7", "cu102") == ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75"]
+    for version in ("1.8", "1.9", "1.10", "1.11", "1.12"):
+        assert sms(version, "cu102") == ["sm_37", "sm_50", "sm_60", "sm_70"], version  # builder 43c557e2: no sm_75
+    assert sms("1.13", "cu117") == ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"]
+    for version, name in (("1.2", "cu100"), ("1.3", "cu101"), ("1.4", "cu101"), ("1.5", "cu102"), ("1.6", "cu102"),
+                          ("1.7", "cu102"), ("1.8", "cu102"), ("1.9", "cu102"), ("1.10", "cu102"), ("1.11", "cu102"),
+                          ("1.12", "cu102"), ("1.13", "cu117")):
+        assert table.release(version).variant(name).evidence == "binary", version
+        assert table.release(version).default_variant == name, version
     binaries = (("2.5", "cu124"), ("2.8", "cu128"), ("2.9", "cu128"), ("2.10", "cu128"), ("2.11", "cu130"),
                 ("2.12", "cu130"), ("2.13", "cu130"), ("2.14", "cu130"), ("2.15", "cu132"))
     for version, name in binaries:
@@ -336,16 +373,47 @@ def test_v100_runs_only_the_legacy_cu126_build_from_2_12_to_2_14(table):
 
 
 def test_unverified_and_patch_only_variants(table):
-    # Source: pytorch/pytorch issue 185269 (cu129 built for 2.12.1, not 2.12.0; Linux only per a third-party
-    # table); issue 187834 (a 2.13 cu129 cherry-pick planned, not shown shipped); RFC 190385 (2.15 keeps 13.0).
-    cu129 = table.release("2.12").variant("cu129")
-    assert cu129.first_patch == "2.12.1" and cu129.platforms == ("linux",)
-    assert not cu129.verified and cu129.evidence == "unverified" and cu129.arch_list == ()
-    assert cu129.available_on("linux-aarch64") and not cu129.available_on("windows")
-    assert table.release("2.12").unverified_variants == ("cu129",)
-    assert table.release("2.13").unverified_variants == ("cu129",)
+    # Source: pytorch/pytorch issue 185269 (cu129 built for 2.12.1, not 2.12.0; Linux only); PR 188443 (the
+    # release/2.12 build case 12.9) TORCH_CUDA_ARCH_LIST="7.5;8.0;8.6;9.0;10.0;12.0", and the same set added to
+    # release/2.13's arch table, CUDA_ARCHES 12.6/12.9/13.0/13.2); RFC 190385 (2.15 keeps 13.0, nothing read).
+    blackwell_set = [CC(7, 5), CC(8, 0), CC(8, 6), CC(9, 0), CC(10, 0), CC(12, 0)]
+    for version in ("2.12", "2.13"):
+        cu129 = table.release(version).variant("cu129")
+        assert cu129.verified and cu129.evidence == "build-script" and list(cu129.arch_list) == blackwell_set, version
+        assert cu129.ptx == () and cu129.ptx_unknown and cu129.platforms == ("linux",), version
+        assert not cu129.available_on("windows") and cu129.on_record_for("linux-aarch64") is None, version
+        assert table.release(version).unverified_variants == (), version
+    assert table.release("2.12").variant("cu129").first_patch == "2.12.1"
+    assert table.release("2.13").variant("cu129").first_patch is None
     assert table.release("2.15").unverified_variants == ("cu130",)
     assert table.release("2.14").unverified_variants == ()
+    assert table.release("1.8").variant("cu101").first_patch == "1.8.1"  # not on the page for 1.8.0
+
+
+PTX_FROM_BUILD_SCRIPTS_ONLY = [("2.7", "cu128"), ("2.8", "cu129"), ("2.9", "cu129"), ("2.9", "cu130"),
+                               ("2.10", "cu129"), ("2.10", "cu130"), ("2.11", "cu129")]
+
+
+@pytest.mark.parametrize("version,name", PTX_FROM_BUILD_SCRIPTS_ONLY, ids=lambda v: str(v))
+def test_ptx_claimed_without_a_binary_is_unknown(table, version, name):
+    # Source: build scripts and a third-party table list 12.0+PTX for these, while release builds were stripped of
+    # PTX in places (pytorch/pytorch PRs 175567, 188914) and no wheel of them was read: PTX is not on record,
+    # so a GPU newer than the arch list is never judged to run by JIT on them.
+    variant = table.release(version).variant(name)
+    assert variant.ptx_unknown and variant.ptx == ()
+    assert variant.coverage(CC(13, 0)) is None  # a future major: no SASS, and unknown PTX never counts
+    assert variant.coverage(CC(12, 0)) == "sass"
+    assert "PTX not on record" in variant.arch_summary()
+
+
+def test_ptx_is_listed_only_where_read_from_a_binary(table):
+    # Source: the .nv_fatbin scans (docs/table.md): PTX is listed for the 1.2.0 (compute_50), 1.3.1, 1.4.0 and
+    # 1.5.1 (compute_37) PyPI wheels; every other variant with PTX on record is a binary read.
+    with_ptx = _releases_with(table, lambda v: bool(v.ptx))
+    assert with_ptx == [("1.2", "cu100"), ("1.3", "cu101"), ("1.4", "cu101"), ("1.5", "cu102")]
+    assert all(table.release(version).variant(name).evidence == "binary" for version, name in with_ptx)
+    assert table.release("1.5").variant("cu102").coverage(CC(8, 6)) == "ptx"  # an RTX 3090 only by JIT
+    assert table.release("1.5").variant("cu101").coverage(CC(8, 6)) is None  # its PTX is not on record
 
 
 def test_pytorch_2_14_default_is_cuda_13_0_not_13_2(table):
@@ -462,6 +530,30 @@ def test_cu129_wheels_are_on_record_for_linux_only():
     assert table_platforms("2.9", "cu129") == ("linux-x86_64", "linux-aarch64")
     assert table_platforms("2.11", "cu129") == ("linux",)
     assert table_platforms("2.12", "cu129") == ("linux",)
+    assert table_platforms("2.13", "cu129") == ("linux",)
+
+
+# (release, variant, TORCH_CUDA_ARCH_LIST of its build script). Source: pytorch/builder manywheel/build.sh on main at
+# each release (1.0-1.8; commits 8d064bfc, 43c557e2, 8924a150) and on release/1.9-1.13 (build_cuda.sh from 1.11).
+BUILD_SCRIPT_1X = [
+    ("1.0", "cu100", "3.5;5.0+PTX;6.0;6.1;7.0;7.5"), ("1.1", "cu100", "3.5;5.0+PTX;6.0;6.1;7.0;7.5"),
+    ("1.3", "cu100", "3.7+PTX;5.0;6.0;6.1;7.0;7.5"), ("1.5", "cu101", "3.7+PTX;5.0;6.0;6.1;7.0;7.5"),
+    ("1.6", "cu101", "3.7;5.0;6.0;7.0"), ("1.7", "cu101", "3.7;5.0;6.0;7.0;7.5"), ("1.7", "cu110", "3.7;5.0;6.0;7.0;7.5;8.0"),
+    ("1.8", "cu101", "3.7;5.0;6.0;7.0"), ("1.8", "cu111", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"),
+    ("1.9", "cu111", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"), ("1.10", "cu111", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"),
+    ("1.10", "cu113", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"), ("1.11", "cu113", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"),
+    ("1.11", "cu115", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"), ("1.12", "cu113", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"),
+    ("1.12", "cu116", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"), ("1.13", "cu116", "3.7;5.0;6.0;7.0;7.5;8.0;8.6"),
+]
+
+
+@pytest.mark.parametrize("version,name,arch_list", BUILD_SCRIPT_1X, ids=lambda v: str(v))
+def test_1x_build_script_arch_lists(version, name, arch_list):
+    variant = table_variant(version, name)
+    assert variant.evidence == "build-script"
+    assert [str(cc) for cc in variant.arch_list] == [a.replace("+PTX", "") for a in arch_list.split(";")]
+    # The build script's +PTX is not a binary: where it asks for PTX, the PTX is recorded as unknown.
+    assert variant.ptx == () and variant.ptx_unknown == ("+PTX" in arch_list)
 
 
 def table_platforms(version, name):

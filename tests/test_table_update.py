@@ -201,7 +201,7 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
 
     # A newer patch of a known release is picked up; the shipped facts themselves are untouched.
     assert json.loads(cli("table", "--torch", "2.14", "--json").stdout)["full_version"] == "2.14.2"
-    assert json.loads(cli("table", "--torch", "2.12", "--json").stdout)["variants"][1]["evidence"] == "unverified"
+    assert json.loads(cli("table", "--torch", "2.12", "--json").stdout)["variants"][1]["evidence"] == "build-script"  # cu129, as shipped
 
     sources = json.loads(cli("table", "--sources", "--json").stdout)
     text = json.dumps(sources)
@@ -227,7 +227,7 @@ def test_merged_table_passes_the_same_validation(server, tmp_path):
     dump.write_text(cli("table", "--json").stdout)
     result = cli("table", "--validate", str(dump))
     assert result.returncode == 0, result.stderr
-    assert "17 PyTorch releases" in result.stdout
+    assert "31 PyTorch releases" in result.stdout
 
 
 def test_pep691_json_is_negotiated_by_accept(server):

@@ -89,7 +89,7 @@ BROKEN = [
      lambda d: _variant(d, "2.5", "cu121")["arch_list"].insert(0, "3.7"),
      "pytorch_releases[2.5].variants[cu121]: arch_list 3.7 is outside what CUDA 12.1 can build for"),
     ("a default variant the release does not ship",
-     _set(["pytorch_releases", 9, "default_variant"], "cu118"),
+     lambda d: _release(d, "2.9").__setitem__("default_variant", "cu118"),
      "pytorch_releases[2.9]: default_variant 'cu118' is not one of its variants"),
     ("an image family offering a variant the release does not ship",
      lambda d: next(f for f in d["image_families"] if f["name"] == "pytorch/pytorch")["offers"]["2.9"].append("cu118"),
@@ -157,7 +157,7 @@ def _cli(*args, env=None):
 def test_validate_shipped_table_exits_0():
     result = _cli("table", "--validate", default_table_path())
     assert result.returncode == 0, result.stderr
-    assert "valid (57 CUDA driver rows, 16 PyTorch releases" in result.stdout
+    assert "valid (57 CUDA driver rows, 30 PyTorch releases" in result.stdout
 
 
 def test_validate_broken_table_exits_2_with_one_line(tmp_path):

@@ -157,6 +157,7 @@ class PlatformBuild:
     evidence: str
     source: str
     note: str = ""
+    ptx_unknown: bool = False  # as WheelVariant.ptx_unknown
 
 
 @record
@@ -179,6 +180,9 @@ class WheelVariant:
     platform_builds: tuple[PlatformBuild, ...] = ()
     # Where the arch list came from when it was inferred (`table update`): "2.15 cu132", say.
     inferred_from: str = ""
+    # True where no binary or equal source says what PTX the wheels carry (``"ptx": null`` in the
+    # table): ``ptx`` is then empty, so no GPU is ever judged to run by JIT on such a build.
+    ptx_unknown: bool = False
 
     @property
     def verified(self) -> bool:
@@ -197,7 +201,8 @@ class WheelVariant:
             if build.platform == platform:
                 return replace(
                     self,
-                    arch_list=build.arch_list, ptx=build.ptx, evidence=build.evidence, source=build.source,
+                    arch_list=build.arch_list, ptx=build.ptx, ptx_unknown=build.ptx_unknown,
+                    evidence=build.evidence, source=build.source,
                     note=build.note or self.note, platform_builds=(),
                 )
         return self
@@ -218,7 +223,8 @@ class WheelVariant:
 
     def coverage(self, gpu: ComputeCapability) -> Optional[str]:
         """``"sass"`` when the wheel carries machine code this GPU runs, ``"ptx"`` when only by JIT,
-        ``None`` when it carries nothing this GPU can run."""
+        ``None`` when it carries nothing this GPU can run. PTX that is not on record (``ptx_unknown``)
+        never counts: only machine code decides then."""
         if any(gpu.runs_sass_built_for(built) for built in self.arch_list):
             return "sass"
         if any(gpu.can_jit_ptx_built_for(built) for built in self.ptx):
@@ -228,7 +234,8 @@ class WheelVariant:
     def arch_summary(self) -> str:
         parts = [cc.sm for cc in self.arch_list]
         parts += [f"compute_{cc.major}{cc.minor} (PTX)" for cc in self.ptx]
-        return ", ".join(parts) if parts else "none"
+        text = ", ".join(parts) if parts else "none"
+        return f"{text} (PTX not on record)" if self.ptx_unknown else text
 
 
 @record

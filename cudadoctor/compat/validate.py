@@ -341,19 +341,22 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
 
     def code_lists(
         entry: dict[str, Any], cuda: CudaVersion, where: str, may_be_empty: bool
-    ) -> tuple[tuple[ComputeCapability, ...], tuple[ComputeCapability, ...]]:
-        """An entry's arch_list and ptx: known, ascending, and buildable by its toolkit."""
+    ) -> tuple[tuple[ComputeCapability, ...], tuple[ComputeCapability, ...], bool]:
+        """An entry's arch_list and ptx: known, ascending, and buildable by its toolkit; and whether its
+        PTX is unknown (``"ptx": null``: no binary or equal source says what PTX the wheels carry)."""
         arch = tuple(known_cc(v, where, "arch_list") for v in r.array(entry.get("arch_list"), f"{where}.arch_list"))
         if not arch and not may_be_empty:
             raise TableError(f"{where}: arch_list is empty (record a variant nothing settles with evidence \"unverified\")")
         if list(arch) != sorted(set(arch)):
             raise TableError(f"{where}: arch_list must be ascending without duplicates")
-        ptx = tuple(known_cc(v, where, "ptx") for v in r.array(entry.get("ptx", []), f"{where}.ptx"))
+        ptx_unknown = "ptx" in entry and entry["ptx"] is None
+        ptx_raw = [] if ptx_unknown else entry.get("ptx", [])
+        ptx = tuple(known_cc(v, where, "ptx") for v in r.array(ptx_raw, f"{where}.ptx"))
         if list(ptx) != sorted(set(ptx)):
             raise TableError(f"{where}: ptx must be ascending without duplicates")
         buildable(arch, cuda, where, "arch_list")
         buildable(ptx, cuda, where, "ptx")
-        return arch, ptx
+        return arch, ptx, ptx_unknown
 
     releases = []
     for i, entry in enumerate(_Reader.array(top.get("pytorch_releases"), "pytorch_releases")):
@@ -389,7 +392,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             newer_than_rows = evidence in ("inferred", "unverified") and cuda.major in {m.cuda_major for m in minor}
             if not has_driver_row(cuda) and not newer_than_rows:
                 raise TableError(f"{vwhere}: CUDA {cuda.major_minor} has no row in cuda_releases")
-            arch, ptx = code_lists(ventry, cuda, vwhere, may_be_empty=evidence == "unverified")
+            arch, ptx, ptx_unknown = code_lists(ventry, cuda, vwhere, may_be_empty=evidence == "unverified")
             platforms = platform_list(ventry.get("platforms", []), f"{vwhere}.platforms")
             first_patch = ventry.get("first_patch")
             if first_patch is not None and (
@@ -413,10 +416,10 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 bevidence = bentry.get("evidence", "")
                 if bevidence not in _EVIDENCE or not bevidence:
                     raise TableError(f"{bwhere}: evidence {quoted(bevidence)} must be one of {', '.join(e for e in _EVIDENCE if e)}")
-                barch, bptx = code_lists(bentry, cuda, bwhere, may_be_empty=bevidence == "unverified")
+                barch, bptx, bptx_unknown = code_lists(bentry, cuda, bwhere, may_be_empty=bevidence == "unverified")
                 builds.append(
                     PlatformBuild(
-                        platform=platform, arch_list=barch, ptx=bptx, evidence=bevidence,
+                        platform=platform, arch_list=barch, ptx=bptx, evidence=bevidence, ptx_unknown=bptx_unknown,
                         source=r.source(bentry, bwhere), note=str(bentry.get("note", "")),
                     )
                 )
@@ -432,6 +435,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                     cuda=cuda,
                     arch_list=arch,
                     ptx=ptx,
+                    ptx_unknown=ptx_unknown,
                     cudnn=cudnn,
                     source=r.source(ventry, vwhere),
                     evidence=evidence,

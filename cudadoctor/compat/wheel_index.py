@@ -286,7 +286,7 @@ def _inferred_variant(releases: list[dict[str, Any]], item: Seen, cuda: str, pat
         entry.update(arch_list=[], ptx=[], cudnn=None, evidence="unverified")
     else:
         donor, named = found
-        entry.update(arch_list=list(donor["arch_list"]), ptx=list(donor.get("ptx", [])), cudnn=None,
+        entry.update(arch_list=list(donor["arch_list"]), ptx=None if donor.get("ptx", []) is None else list(donor.get("ptx", [])), cudnn=None,
                      evidence="inferred", inferred_from=named)
         builds = {
             platform: dict(build, evidence="inferred", source=OVERLAY_SOURCE, note=f"inferred from {named}")

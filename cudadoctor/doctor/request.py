@@ -57,7 +57,8 @@ def resolve_release(table: CompatTable, version: Optional[str]) -> PytorchReleas
         raise RequestError(f"invalid --torch {quoted(version)}: expected a PyTorch release such as 2.5 (known: {known})")
     if is_newer_than_table(table, text):
         raise RequestError(
-            f"PyTorch {text} is newer than the table knows ({known}): run `cudadoctor table update` to read it "
+            f"PyTorch {text} is newer than the table knows (its newest is {table.pytorch_releases[-1].version}): "
+            "run `cudadoctor table update` to read it "
             "from PyTorch's wheel index (or give a newer table with --table)"
         )
     raise RequestError(f"unknown PyTorch release {quoted(version)}: the table knows {known} (a newer table can be given with --table)")

@@ -53,6 +53,7 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
         "default": variant.name == release.default_variant,
         "arch_list": [str(cc) for cc in variant.arch_list],
         "ptx": [str(cc) for cc in variant.ptx],
+        "ptx_unknown": variant.ptx_unknown,  # no binary or equal source says what PTX it carries
         "cudnn": variant.cudnn,
         "min_driver_linux": str(full.min_driver_linux) if full else None,
         # None where Table 3 prints N/A, and where the variant is not published for Windows at all.
@@ -75,6 +76,7 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
                 "platform": build.platform,
                 "arch_list": [str(cc) for cc in build.arch_list],
                 "ptx": [str(cc) for cc in build.ptx],
+                "ptx_unknown": build.ptx_unknown,
                 "evidence": build.evidence,
                 "note": build.note,
                 "source": _source(table, build.source),

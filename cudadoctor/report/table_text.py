@@ -108,10 +108,12 @@ def render_matrix(console: Console, table: CompatTable) -> None:
     _show(console, matrix)
 
 
-def _code_summary(arch_list: list[str], ptx: list[str]) -> str:
+def _code_summary(arch_list: list[str], ptx: list[str], ptx_unknown: bool = False) -> str:
     if not arch_list:
         return "arch list not on record (unverified: never recommended)"
     sass = " ".join(f"sm_{cc.replace('.', '')}" for cc in arch_list)
+    if ptx_unknown:
+        return f"machine code for {sass}; PTX: not on record (never relied on)"
     return f"machine code for {sass}; PTX: " + (" ".join(f"compute_{cc.replace('.', '')}" for cc in ptx) or "none")
 
 
@@ -138,13 +140,13 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
         where = ", ".join(platform_label(p) for p in view["default_wheel_platforms"])
         _print(console, f"PyPI's plain `torch` wheel is {view['default_variant']} on {where}; elsewhere it is CPU-only", "dim")
     for v in view["variants"]:
-        sass = _code_summary(v["arch_list"], v["ptx"])
+        sass = _code_summary(v["arch_list"], v["ptx"], v.get("ptx_unknown", False))
         _say(console, (v["name"], "bold"), f": {sass}")
         where = ", ".join(platform_label(p) for p in v["platforms"]) if v["platforms"] else "every platform (none ruled out on record)"
         first = f"; from {v['first_patch']} on (absent from {view['version']}.0)" if v["first_patch"] else ""
         _print(console, f"  platforms: {where}{first}")
         for build in v["platform_builds"]:
-            _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'])} ({build['evidence']})")
+            _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'], build.get('ptx_unknown', False))} ({build['evidence']})")
         if v["inferred_from"]:
             _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
         Printer(console).command(f"pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")

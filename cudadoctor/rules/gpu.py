@@ -226,9 +226,9 @@ def _not_built(
 ) -> Finding:
     host, table = ctx.host, ctx.table
     platform = host.platform
-    fitting = [
+    fitting = [  # judged as the GPU is (the toolkit must be able to target it too), not by the arch list alone
         v.name for v in release.variants
-        if v.verified and (built := v.on_record_for(platform)) is not None and built.coverage(cc) == "sass"
+        if v.verified and (built := v.on_record_for(platform)) is not None and host.runs(built, cc) == "sass"
     ]
     hints = []
     actions: list[Action] = []

@@ -233,7 +233,7 @@ def _binary_findings(ctx: CheckContext, torch: TorchFacts, name: str) -> list[Fi
     if variant is None or not variant.arch_list:
         return []
     sass, ptx = _runtime_arch(torch.arch_list)
-    if set(sass) == set(variant.arch_list) and set(ptx) == set(variant.ptx):
+    if set(sass) == set(variant.arch_list) and (variant.ptx_unknown or set(ptx) == set(variant.ptx)):
         return []
     read = ", ".join(torch.arch_list)
     return [

@@ -1,0 +1,56 @@
+"""PyTorch 1.x and the 2.12.1/2.13 cu129 builds are judged from recorded facts (issue 18).
+
+Each case names the facts it rests on (data/compat_table.json; docs/table.md, "PyTorch 1.0 to 1.13").
+"""
+
+from __future__ import annotations
+
+from helpers import invoke
+
+
+def _codes(data):
+    return {f["code"]: f["severity"] for f in data["findings"]}
+
+
+def test_k80_on_1_13_cu117_runs_through_minor_version_compatibility() -> None:
+    # 1.13.1+cu117 (PyPI wheel read): sm_37 code; driver 470.82.01 is CUDA 11.4, above the 11.x floor 450.80.02.
+    data = invoke("check", "--json", "--torch", "1.13", "--variant", "cu117", "--driver", "470.82.01", "--gpu", "Tesla K80").json()
+    assert (data["target"]["torch"], data["target"]["variant"]) == ("1.13", "cu117")
+    codes = _codes(data)
+    assert codes["gpu-arch-ok"] == "ok" and codes["driver-minor-compat"] == "warn"
+    assert data["verdict"] == "warn"
+
+
+def test_1_3_cu101_and_1_0_are_judged() -> None:
+    # 1.3.1+cu101 (PyPI wheel read): sm_37 to sm_75; CUDA 10.1.105 needs 418.39 (Table 3).
+    data = invoke("check", "--json", "--torch", "1.3", "--variant", "cu101", "--driver", "418.39", "--gpu", "T4").json()
+    assert data["verdict"] == "ok" and _codes(data)["gpu-arch-ok"] == "ok"
+    # 1.0's recorded build is cu100 (build script 3.5;5.0+PTX;6.0;6.1;7.0;7.5); CUDA 10.0.130 needs 410.48.
+    data = invoke("check", "--json", "--torch", "1.0", "--driver", "410.48", "--gpu", "V100").json()
+    assert data["verdict"] == "ok" and (data["target"]["torch"], data["target"]["variant"]) == ("1.0", "cu100")
+    too_old = invoke("check", "--json", "--torch", "1.0", "--driver", "396.26", "--gpu", "V100").json()
+    assert too_old["verdict"] == "fail"
+
+
+def test_an_rtx_3090_gets_no_1_7_build_and_is_sent_to_1_8_cu111() -> None:
+    # 1.7.1+cu102 (PyPI wheel read): sm_37-sm_75, no PTX. cu110 (+7.5;8.0) is CUDA 11.0, whose toolkit row stops
+    # at 8.0, so the fix names no 1.7 variant; 1.8 cu111 (8924a150: +7.5;8.0;8.6) is the first with sm_86.
+    data = invoke("check", "--json", "--torch", "1.7", "--variant", "cu102", "--driver", "455.23.05", "--gpu", "RTX 3090").json()
+    arch = next(f for f in data["findings"] if f["code"] == "gpu-arch-not-built")
+    assert "cu110" not in arch["hint"] and "No variant of PyTorch 1.7 supports sm_86" in arch["hint"]
+    data = invoke("check", "--json", "--torch", "1.8", "--variant", "cu111", "--driver", "455.23.05", "--gpu", "RTX 3090").json()
+    assert _codes(data)["gpu-arch-ok"] == "ok" and data["verdict"] == "ok"
+
+
+def test_rtx_5090_on_570_gets_the_2_13_cu129_index() -> None:
+    # 2.13 cu129: sm_75-sm_120 (release/2.13's build, PR 188443); cu130/cu132 need 580; cu126 has no sm_120.
+    run = invoke("recommend", "--wheel", "--torch", "2.13", "--driver", "570.86.10", "--gpu", "RTX 5090", "--format", "index-url")
+    assert run.exit_code == 0 and run.stdout.strip().endswith("/whl/cu129")
+
+
+def test_h100_on_575_gets_cu129_with_full_support_and_its_evidence() -> None:
+    data = invoke("recommend", "--wheel", "--torch", "2.13", "--driver", "575.51.03", "--gpu", "H100", "--format", "json").json()
+    chosen = data["recommendation"]
+    assert (chosen["variant"], chosen["support"], chosen["evidence"]) == ("cu129", "full", "build-script")
+    data = invoke("recommend", "--wheel", "--torch", "2.12", "--driver", "575.51.03", "--gpu", "H100", "--format", "json").json()
+    assert (data["recommendation"]["variant"], data["recommendation"]["install_version"]) == ("cu129", "2.12.1")
