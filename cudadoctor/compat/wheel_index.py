@@ -338,7 +338,7 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
     from .learned import LEARNED_KEY, apply_learned  # arch lists `table learn` read from wheels
 
     apply_learned(merged, overlay)
-    if overlay.get("index_url"):  # an overlay of learned wheels only read no index
+    if overlay.get("index_url"):  # an overlay of `table learn` alone read no index
         merged.setdefault("sources", {})[OVERLAY_SOURCE] = {
             "document": "PyTorch's wheel index, read by `cudadoctor table update`",
             "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "
@@ -351,17 +351,6 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
     merged["overlay"] = {k: overlay.get(k) for k in ("index_url", "fetched_at", "sha256")}
     if overlay.get(LEARNED_KEY):
         merged["overlay"]["learned"] = [e.get("wheel") for e in overlay[LEARNED_KEY] if isinstance(e, dict)]
-    return merged
-    merged.setdefault("sources", {})[OVERLAY_SOURCE] = {
-        "document": "PyTorch's wheel index, read by `cudadoctor table update`",
-        "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "
-        "arch lists of variants no source describes are inferred",
-        "url": str(overlay.get("index_url", "")),
-    }
-    fetched = str(overlay.get("fetched_at", ""))[:10]
-    if re.match(r"^\d{4}-\d{2}-\d{2}$", fetched) and fetched > str(merged.get("updated", "")):
-        merged["updated"] = fetched
-    merged["overlay"] = {k: overlay.get(k) for k in ("index_url", "fetched_at", "sha256")}
     return merged
 
 

@@ -86,7 +86,7 @@ class InterconnectFacts:
     infiniband_read: Optional[bool] = None  # /sys/class could be read (False: unknown, not absent)
     peermem_loaded: Optional[bool] = None  # nvidia_peermem (or the older nv_peer_mem) is loaded
     nccl_environment: tuple[tuple[str, str], ...] = ()  # the NCCL_* variables that steer transports
-    nccl_package: Optional[str] = None  # "nvidia-nccl-cu12": the NCCL wheel next to the installed torch
+    nccl_package: Optional[str] = None  # the NCCL wheel next to the installed torch (nvidia-nccl-cuXX)
     nccl_version: Optional[str] = None  # "2.21.5"
 
     def nccl_env(self, name: str) -> Optional[str]:

@@ -24,7 +24,7 @@ SENSITIVE_PORTS = {8888: "Jupyter", 22: "SSH"}
 PYTORCH = "pytorch"  # DataLoader workers hand batches over through /dev/shm: a bus error at 64 MiB (a warning)
 SPLIT_MODEL_SERVER = "split-model-server"  # NCCL between the GPUs of a model split across them (a note)
 TRITON = "triton"  # the Python backend's stubs exchange tensors through /dev/shm (a note)
-NO_SHM = "no-shm"  # nothing goes through /dev/shm: no advice
+NO_SHM = "unaffected"  # nothing goes through /dev/shm: no advice
 UNKNOWN = "unknown"  # nothing says what it runs: a note, in case it is PyTorch
 # Servers known by their repository's last path component (on any registry or mirror).
 SERVER_IMAGES = {
