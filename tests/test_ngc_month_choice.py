@@ -62,7 +62,7 @@ def test_volta_and_the_shipped_cuda_13_3_toolkit_row() -> None:
     # The shipped table has a 13.3 row (NVRTC 13.3.33: sm_75 to sm_121): 26.07 is refused by it.
     code, doc = recommend("--driver", "580.65.06", "--gpu", "V100")
     rec = doc["recommendation"]
-    assert code == 0 and rec["variant"] == "23.10"
+    assert code == 0 and rec["variant"] == "25.05"  # CUDA 12.9.0: the newest settled month that builds for sm_70
     reasons = {r["variant"]: r["reason"] for r in rec["rejected"]}
     assert "CUDA 13.3 cannot build for GPU 0 (V100), sm_70 (it supports sm_75 to sm_121)" in reasons["26.07"]
 
@@ -95,11 +95,13 @@ def test_check_of_a_month_whose_cuda_dropped_the_gpu_fails_with_ngc_gpu_unsuppor
 @pytest.mark.parametrize("gpu", ["V100", "K80"])
 def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
     code, doc = recommend("--driver", "470.256.02", "--gpu", gpu)
-    if gpu == "V100":  # CUDA 12.x builds for sm_70: the fix is a driver for a 12.x month (R535's cuda-compat), never for 25.12
+    if gpu == "V100":  # CUDA 12.x builds for sm_70: the fix is a driver for a 12.x month, never for 25.12 or 26.07
         assert code == 1 and doc["recommendation"] is None
         no = doc["no_recommendation"]
         assert all("25.12" not in fix and "26.07" not in fix for fix in no["fixes"])
-        assert [(a["variant"], a["support"]) for a in no["actions"]] == [("25.05", "forward-compat")]
+        # The oldest settled month's own minimum (24.03, CUDA 12.4.0: 550.54.14) is below every live
+        # forward-compatibility branch on 2026-12-01 (R580 starts at 580.65.06).
+        assert [(a["variant"], a["support"]) for a in no["actions"]] == [("24.03", "full")]
     else:  # no month's CUDA builds for Kepler: no driver upgrade is offered at all
         assert code == 1 and doc["no_recommendation"]["fixes"] == [] and doc["no_recommendation"]["actions"] == []
 
@@ -107,25 +109,25 @@ def test_no_fit_fixes_skip_months_the_gpu_cannot_run(gpu: str) -> None:
 # --- 3: the smallest driver that makes a month run ---------------------------------------------
 
 @pytest.mark.parametrize(
-    "today,branch",
+    "today,floor,month,support",
     [
         # NVIDIA's data-center driver pages (615 edition): R535 ends in June 2026. Before that R535
-        # (cuda-compat-13-1 in the matrix) is the smallest target; from then on the live R580
-        # (June 2028) is, whose first Table 3 driver is 13.0 GA's 580.65.06.
-        ("2026-05-01", "535."),
-        ("2026-12-01", "580.65.06"),
+        # (cuda-compat-13-1 in the matrix) is the smallest target, for the newest month at that floor;
+        # from then on the live R580 (June 2028) starts at 13.0 GA's 580.65.06, above the oldest
+        # settled month's own minimum (24.03, CUDA 12.4.0: 550.54.14), which is then the smallest.
+        ("2026-05-01", "535.", "25.12", "forward-compat"),
+        ("2026-12-01", "550.54.14", "24.03", "full"),
     ],
 )
-def test_data_center_t4_on_470_is_told_the_forward_compat_branch_floor(monkeypatch, today: str, branch: str) -> None:
+def test_data_center_t4_on_470_is_told_the_smallest_driver_floor(monkeypatch, today: str, floor: str, month: str, support: str) -> None:
     monkeypatch.setenv("CUDADOCTOR_TODAY", today)
     code, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
     no = doc["no_recommendation"]
     assert code == 1 and doc["recommendation"] is None
     action = no["actions"][0]
-    assert action["action"] == "upgrade-driver" and action["variant"] == "25.12"
-    assert action["support"] == "forward-compat" and action["min_driver"].startswith(branch)
-    assert action["full_driver"] == "590.44.01"
-    assert no["fixes"][0].startswith(f"upgrade the driver to >= {action['min_driver']} for {REPO}:25.12-py3")
+    assert action["action"] == "upgrade-driver" and action["variant"] == month
+    assert action["support"] == support and action["min_driver"].startswith(floor)
+    assert no["fixes"][0].startswith(f"upgrade the driver to >= {action['min_driver']} for {REPO}:{month}-py3")
 
 
 def test_an_end_of_life_branch_is_never_offered(monkeypatch) -> None:
@@ -138,11 +140,12 @@ def test_an_end_of_life_branch_is_never_offered(monkeypatch) -> None:
             assert not action["min_driver"].startswith(("535.", "570.", "610.")), action
 
 
-def test_the_forward_compat_floor_really_makes_the_month_run() -> None:
+def test_the_forward_compat_floor_really_makes_the_month_run(monkeypatch) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-05-01")  # while R535 is a live branch
     _, doc = recommend("--driver", "470.256.02", "--gpu", "T4")
     floor = doc["no_recommendation"]["actions"][0]["min_driver"]
     code, after = recommend("--driver", floor, "--gpu", "T4")
-    assert code == 0 and after["recommendation"]["variant"] == "25.12"
+    assert code == 0 and after["recommendation"]["variant"] == doc["no_recommendation"]["actions"][0]["variant"] == "25.12"
     assert after["recommendation"]["support"] == "forward-compat"
 
 
