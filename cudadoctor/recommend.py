@@ -21,7 +21,8 @@ from .model.versions import ComputeCapability, DriverVersion
 if TYPE_CHECKING:
     from .compat.ngc import NgcFamily, NgcRelease
 
-TIER_RANK = {"full": 0, "minor-compat": 1, "unknown": 2}
+TIER_RANK = {"full": 0, "forward-compat": 1, "minor-compat": 2, "unknown": 3}
+FORWARD_COMPAT = "forward-compat"  # full support only through a cuda-compat libcuda in effect (HostView.support)
 
 
 @record
@@ -154,6 +155,8 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> 
             return (f"runs only under minor-version compatibility (CUDA {variant.cuda.major_minor} has no driver row "
                     "in the table, so no driver is known to support it fully)")
         return f"runs only under minor-version compatibility (full support needs driver >= {support.full_min})"
+    if tier == "forward-compat":
+        return f"runs only through CUDA forward compatibility (the driver alone needs >= {support.full_min})"
     return ""
 
 
@@ -388,7 +391,8 @@ def recommend(
         if support.tier == "too-old":
             rejected.append(Rejection(name, _driver_reason("too-old", support, variant)))
             continue
-        candidates.append((TIER_RANK[support.tier], variant, support.tier))
+        tier = FORWARD_COMPAT if support.forward_compat else support.tier
+        candidates.append((TIER_RANK[tier], variant, tier))
     if not offered:
         return _no_fit(
             release,
@@ -425,6 +429,9 @@ def recommend(
     notes, caveats = _variant_notes(host, release, best)
     if tier == "full":
         why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"
+    elif tier == FORWARD_COMPAT:
+        why = (f"the newest CUDA variant of PyTorch {release.version}{covers} that runs here; {best.name} runs through CUDA "
+               f"forward compatibility (the cuda-compat libcuda in effect), not on the driver alone")
     elif tier == "minor-compat":
         why = (
             f"no variant of PyTorch {release.version}{covers} is fully supported by this driver; "
@@ -564,7 +571,7 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
     # Within each: the newest month that runs natively, else under minor-version compatibility, else
     # through forward compatibility on a branch of NVIDIA's matrix.
     ordered = [r for r in newest_first if r.settled] + [r for r in newest_first if not r.settled]
-    fits = {r.release: ngc_fit(host, r) for r in ordered}
+    fits = {r.release: ngc_fit(host, r, today, live_only=True) for r in ordered}
     tier = {NATIVE: 0, MINOR: 1, FORWARD_COMPAT: 2}
     running = [r for r in ordered if fits[r.release].runs]
     chosen = min(running, key=lambda r: (not r.settled, tier[fits[r.release].mode], -r.key[0], -r.key[1])) if running else None

@@ -31,7 +31,8 @@ def fleet(tmp_path: Path, *args: str) -> Any:
     return invoke("fleet", str(path), "--family", "ngc-pytorch", *args)
 
 
-def test_fleet_of_the_ngc_family_picks_the_month_running_on_most_nodes(tmp_path: Path) -> None:
+def test_fleet_of_the_ngc_family_picks_the_month_running_on_most_nodes(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", "2026-05-01")  # R535 live: forward compatibility on it counts
     run = fleet(tmp_path, "--json")
     doc = run.json()
     jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)

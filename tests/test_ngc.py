@@ -20,7 +20,13 @@ def recommend(*args: str):
     return run.exit_code, run.json()
 
 
-def test_h100_on_r535_gets_the_newest_settled_release_through_forward_compatibility():
+# R535 is a live branch until June 2026 (NVIDIA's data-center driver pages): the tests of
+# forward compatibility on it run on a date before that.
+BEFORE_R535_EOL = "2026-05-01"
+
+
+def test_h100_on_r535_gets_the_newest_settled_release_through_forward_compatibility(monkeypatch):
+    monkeypatch.setenv("CUDADOCTOR_TODAY", BEFORE_R535_EOL)
     code, doc = recommend("--snapshot", host("h100-535"))
     rec = doc["recommendation"]
     assert code == 0 and rec["variant"] == "25.12" and rec["support"] == "forward-compat"
@@ -30,7 +36,15 @@ def test_h100_on_r535_gets_the_newest_settled_release_through_forward_compatibil
     assert rec["rejected"][0]["variant"] == "26.07" and "unverified" in rec["rejected"][0]["reason"]
 
 
-def test_the_repository_name_works_as_the_family_too():
+def test_after_r535_s_end_of_life_no_month_is_offered_through_forward_compatibility_on_it():
+    code, doc = recommend("--snapshot", host("h100-535"))  # the suite's date: 2026-12-01
+    rec = doc["recommendation"]
+    assert code == 0 and (rec["variant"], rec["support"]) == ("25.05", "minor-compat")
+    assert "R535 is no live branch" in rec["why"] and "end of life June 2026" in rec["why"]
+
+
+def test_the_repository_name_works_as_the_family_too(monkeypatch):
+    monkeypatch.setenv("CUDADOCTOR_TODAY", BEFORE_R535_EOL)
     run = invoke("recommend", "--image", "--family", REPO, "--format", "tag", "--snapshot", host("h100-535"))
     assert run.exit_code == 0 and run.stdout.strip() == f"{REPO}:25.12-py3"
 
@@ -70,8 +84,9 @@ def test_geforce_that_runs_an_older_month_is_told_forward_compatibility_does_not
         ("570.124.06", "RTX 4090", "25.03", "full"),
         # None natively: the newest under minor-version compatibility (GeForce: no forward compatibility)
         ("545.23.08", "RTX 4090", "25.05", "minor-compat"),
-        # None natively nor under minor-version compatibility: forward compatibility on a matrix branch
-        ("535.104.05", "A100", "25.12", "forward-compat"),
+        # None natively: under minor-version compatibility (R535 is past its end of life on the suite's
+        # date, so no month is offered through forward compatibility on it)
+        ("535.104.05", "A100", "25.05", "minor-compat"),
     ],
 )
 def test_what_if_hosts(driver, gpu, release, support):
@@ -121,7 +136,7 @@ def test_the_table_arch_list_judges_the_gpus_when_the_image_is_absent():
 
 
 def test_check_family_without_image_targets_the_recommended_month():
-    result = core_check(load_snapshot(host("h100-535")), family="ngc-pytorch", only=["ngc"])
+    result = core_check(load_snapshot(host("h100-535")), family="ngc-pytorch", only=["ngc"], today=BEFORE_R535_EOL)
     assert result.target.image == f"{REPO}:25.12-py3" and result.recommendation.variant == "25.12"
     assert [f.code for f in result.findings] == ["ngc-forward-compat"]
 

@@ -159,7 +159,11 @@ def test_geforce_gets_the_month_minimum_driver_not_a_forward_compat_branch() -> 
 
 # --- 4: --torch limits the months ---------------------------------------------------------------
 
-def test_torch_picks_a_month_of_that_pytorch_minor() -> None:
+BEFORE_R535_EOL = "2026-05-01"  # R535 is a live branch until June 2026: forward compatibility on it counts
+
+
+def test_torch_picks_a_month_of_that_pytorch_minor(monkeypatch) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", BEFORE_R535_EOL)
     code, doc = recommend("--torch", "2.9", "--driver", "535.104.05", "--gpu", "H100")
     rec = doc["recommendation"]
     assert code == 0 and rec["variant"] == "25.10" and rec["torch"] == "2.9"
@@ -179,14 +183,16 @@ def test_torch_that_no_month_holds_is_refused_in_one_line() -> None:
         assert "no NGC PyTorch month in the table holds PyTorch 2.11" in run.stderr and len(run.stderr.splitlines()) == 1
 
 
-def test_check_with_torch_and_the_ngc_family_judges_that_month() -> None:
+def test_check_with_torch_and_the_ngc_family_judges_that_month(monkeypatch) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", BEFORE_R535_EOL)
     _, doc = check_json("--family", "ngc-pytorch", "--torch", "2.9", "--driver", "535.104.05", "--gpu", "H100")
     assert doc["target"]["image"] == f"{REPO}:25.10-py3"
 
 
 # --- 5: the config file's family may be an NGC one -----------------------------------------------
 
-def test_config_family_ngc_pytorch_is_the_default_family(tmp_path: Path) -> None:
+def test_config_family_ngc_pytorch_is_the_default_family(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CUDADOCTOR_TODAY", BEFORE_R535_EOL)
     config = tmp_path / "c.toml"
     config.write_text('family = "ngc-pytorch"\n')
     run = invoke("recommend", "--config", str(config), "--image", "--format", "json", "--driver", "535.104.05", "--gpu", "H100")

@@ -75,7 +75,6 @@ SECONDARY_MONTHS = [
     ("24.10", "12.6.2", "2.5.0a0+e000cf0ad9", SECONDARY, "560.35.03", (535,)),  # CUDA: TensorRT-LLM 0.15.0
     ("24.11", "12.6.3", "2.6.0a0+df5bbc09d1", SECONDARY, "560.35.05", (535,)),
     ("25.01", "12.8.0", "2.6.0a0+ecf3bae40a", SECONDARY, "570.26", (535,)),
-    ("25.02", "12.8.0", "2.7.0a0+6c54963f75", UNVERIFIED, "570.26", (535,)),  # the build only in a quotation
     ("25.03", "12.8.1", "2.7.0a0+7c8ec84dab", SECONDARY, "570.124.06", (535,)),
     ("25.04", "12.9.0", "2.7.0a0+79aa17489c", SECONDARY, "575.51.03", (535, 570)),
     ("25.05", "12.9.0", "2.8.0a0+5228986c39", SECONDARY, "575.51.03", (535, 570)),
@@ -149,9 +148,11 @@ def test_quoted_values_are_recorded_as_unverified(table, release, cuda, pytorch)
     assert rel.note and not rel.settled and rel.evidence_label == UNVERIFIED
 
 
-def test_the_quoted_25_02_notes_agree_with_the_triton_row(table):
-    # A quotation alone would not settle 25.02; with the same month's Triton row it does, as secondary.
+def test_a_quotation_and_one_sibling_row_do_not_settle_25_02(table):
+    # A third party's quotation of the notes plus a single Triton row: the basis on which 24.06 is
+    # unverified too, so 25.02 is recorded but never preferred over a settled month.
     rel = table.ngc_release("25.02")
+    assert not rel.settled and rel.evidence_of("cuda") == UNVERIFIED
     assert rel.source_of("pytorch") == "ngc-pytorch-rn-quoted" and rel.evidence_of("pytorch") == UNVERIFIED
     assert "CUDA 12.8.0.38" in rel.note and "570 or later" in rel.note and "12.8.0.038" in rel.note
 

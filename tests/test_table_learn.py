@@ -128,3 +128,20 @@ def test_an_arm_wheel_is_learned_as_that_platform_s_build(tmp_path: Path) -> Non
     table = run_cli("table", "--torch", "2.15", "--json").json()
     cu130 = next(v for v in table["variants"] if v["name"] == "cu130")
     assert cu130["evidence"] == "unverified"  # the x86_64 wheels' list is still not known
+
+
+def test_a_variant_the_table_lacks_is_added_platform_by_platform(tmp_path: Path) -> None:
+    arm = "torch-2.15.0+cu128-cp311-cp311-manylinux_2_28_aarch64.whl"
+    x86 = "torch-2.15.0+cu128-cp311-cp311-manylinux_2_28_x86_64.whl"
+    first = run_cli("table", "learn", str(torch_wheel(tmp_path / "arm", name=arm, archs=(80, 90))))
+    assert first.exit_code == 0 and "had no cu128 of PyTorch 2.15" in first.stdout, first.stderr
+    # Arm only: the x86_64 wheels' list is still unknown, so it is not offered there.
+    x86_check = run_cli("check", "--torch", "2.15", "--variant", "cu128", *WHAT_IF)
+    assert x86_check.exit_code == 2 and "unverified" in x86_check.stderr
+    second = run_cli("table", "learn", str(torch_wheel(tmp_path / "x86", name=x86, archs=(75, 80, 86, 90, 100, 120))))
+    assert second.exit_code == 0, second.stderr
+    cu128 = next(v for v in run_cli("table", "--torch", "2.15", "--json").json()["variants"] if v["name"] == "cu128")
+    assert cu128["evidence"] == "binary" and cu128["arch_list"] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+    assert set(cu128["platforms"]) == {"linux-aarch64", "linux-x86_64"}
+    after = run_cli("check", "--torch", "2.15", "--variant", "cu128", *WHAT_IF, "--json")
+    assert after.exit_code == 0 and after.json()["target"]["variant"] == "cu128"

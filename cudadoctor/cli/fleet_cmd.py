@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import click
 
 from .errors import InputError
-from .inputs import emit_json, load_table_or_fail, request_or_fail, user_values_or_fail
+from .inputs import emit_json, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 from .options import families_options, non_empty, seconds_option, table_options, target_options
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
     values = user_values_or_fail(options["image"], options["variant"], (), None)
     table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(
-        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values
+        table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
+        today=today_or_fail(),
     )
     hosts, problems = read_sources(sources)
     if options["live"]:

@@ -133,7 +133,10 @@ def run(source: str, timeout: float, as_json: bool, where: str) -> None:
         variant = release.default_variant
     if variant is None or cuda_of_variant(variant) is None:
         raise InputError(f"table learn: {name}: not a CUDA build (its version names no cuNNN variant)")
-    before = release.variant(variant)
+    # What the table says of this build before (the shipped facts): the variant's own list, or for
+    # an Arm wheel its Linux aarch64 build's.
+    shipped_variant = release.variant(variant)
+    before = shipped_variant.on_record_for(platform) if shipped_variant is not None and platform == "linux-aarch64" else shipped_variant
     earlier = next((e.get("wheel") for e in (previous or {}).get("learned") or []
                     if isinstance(e, dict) and (e.get("release"), e.get("variant"), e.get("platform")) == (minor, variant, platform)), None)
     learned_at = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
@@ -143,7 +146,7 @@ def run(source: str, timeout: float, as_json: bool, where: str) -> None:
         parse_table(merge_overlay(shipped.raw, overlay), "merged table")  # the same rules as the shipped table
     except TableError as exc:
         raise InputError(f"table learn: {name}: {exc}; the overlay is unchanged") from None
-    kept = before is not None and before.evidence == "binary" and platform != "linux-aarch64"
+    kept = before is not None and before.evidence == "binary"
     table_list = [str(cc) for cc in before.arch_list] if before is not None else None
     disagrees = kept and table_list != sass
     try:
@@ -163,8 +166,10 @@ def run(source: str, timeout: float, as_json: bool, where: str) -> None:
     click.echo(f"read {name}: PyTorch {full} {variant} ({platform}) carries {carries}")
     if earlier is not None:
         click.echo(f"  replaces what `table learn` read before from {earlier}")
+    elif shipped_variant is None:
+        click.echo(f"  the table had no {variant} of PyTorch {minor}: added, with this platform's list as evidence binary")
     elif before is None:
-        click.echo(f"  the table had no {variant} of PyTorch {minor}: added with evidence binary")
+        click.echo(f"  the table had no {platform} build of {variant} on record: added with evidence binary")
     elif kept:
         click.echo(f"  the table already holds {variant}'s arch list from a binary; it is kept"
                    + (f" (it says {' '.join(table_list or [])}: a custom build?)" if disagrees else ""))

@@ -78,15 +78,20 @@ def apply_learned(merged: dict[str, Any], overlay: dict[str, Any]) -> None:
         build = {"arch_list": entry["arch_list"], "ptx": entry["ptx"], "evidence": "binary", "source": LEARNED_SOURCE,
                  "note": f"read from {entry['wheel']} by `cudadoctor table learn`"}
         variant = next((v for v in release.get("variants", []) if v.get("name") == entry["variant"]), None)
-        if variant is None:
+        if variant is None:  # a variant the table lacks: its own list stays unknown until an x86_64 wheel is learned
             cuda = cuda_of_variant(entry["variant"])
             if cuda is None:
                 continue
-            release.setdefault("variants", []).append(
-                {"name": entry["variant"], "cuda": cuda, "cudnn": None, "platforms": [entry["platform"]], **build}
-            )
+            variant = {"name": entry["variant"], "cuda": cuda, "cudnn": None, "platforms": [], "arch_list": [], "ptx": [],
+                       "evidence": "unverified", "source": LEARNED_SOURCE, "note": "added by `cudadoctor table learn`"}
+            release.setdefault("variants", []).append(variant)
             release["variants"].sort(key=lambda v: tuple(int(p) for p in str(v.get("cuda", "0")).split(".") if p.isdigit()))
-            continue
+        platforms = variant.get("platforms")
+        covered = isinstance(platforms, list) and (
+            entry["platform"] in platforms or ("linux" in platforms and entry["platform"].startswith("linux"))
+        )
+        if isinstance(platforms, list) and not covered:
+            platforms.append(entry["platform"])  # a wheel was read for it: it is published there
         # The variant's own list is its x86_64 (and Windows) wheels'; other platforms' are platform_builds.
         if entry["platform"] == LINUX_AARCH64 or entry["platform"] in (variant.get("platform_builds") or {}):
             builds = variant.setdefault("platform_builds", {})

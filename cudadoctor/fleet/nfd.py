@@ -34,12 +34,14 @@ def nfd_features(facts: HostFacts, table: CompatTable, version: Optional[str] = 
     default = resolve_request(table)
     result = check(facts, table, default)
     lines.append(f"{NAMESPACE}/verdict={result.verdict}")
-    lines.append(f"{NAMESPACE}/torch={default.release.version}")
+    # The release the verdict is for: the newest that runs here (the default target), else the newest.
+    lines.append(f"{NAMESPACE}/torch={(result.target.torch if result.target is not None else '') or default.release.version}")
     if result.target is not None and result.verdict != FAIL:
         lines.append(f"{NAMESPACE}/variant={result.target.variant}")
     for release in sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True):
-        rec = recommend_for(facts, table, resolve_request(table, torch=release.version))
-        if rec.found and rec.variant and rec.support in ("full", "minor-compat"):  # known to run here
+        # Wheels: a release the image family has no image of still runs here as a pip install.
+        rec = recommend_for(facts, table, resolve_request(table, torch=release.version), images=False)
+        if rec.found and rec.variant and rec.support in ("full", "minor-compat", "forward-compat"):  # known to run here
             lines.append(f"{NAMESPACE}/torch-{release.version}={rec.variant}")
             lines.append(f"{NAMESPACE}/torch-{release.version}.support={rec.support}")
     lines += [f"{NAMESPACE}/{name}={value}" for name, value in topology_labels(facts)]

@@ -115,8 +115,11 @@ def gpu_verdict(host: HostView, release: NgcRelease, cuda: CudaVersion) -> Optio
     return None
 
 
-def ngc_fit(host: HostView, release: NgcRelease) -> NgcFit:
-    """How this host runs the release; the sentence names the driver, the CUDA and the rule."""
+def ngc_fit(host: HostView, release: NgcRelease, today: Optional[str] = None, live_only: bool = False) -> NgcFit:
+    """How this host runs the release; the sentence names the driver, the CUDA and the rule. With
+    ``live_only`` (what the recommender offers), forward compatibility counts only on a branch live
+    on the run's date (``today``, else the snapshot's or the table's: CompatTable.reference_date);
+    an image already chosen is judged on the matrix alone."""
     cuda = release.cuda
     if cuda is None:
         return NgcFit(release, NOT_KNOWN, f"the table does not record the CUDA of release {release.release}")
@@ -136,7 +139,16 @@ def ngc_fit(host: HostView, release: NgcRelease) -> NgcFit:
     need = f"CUDA {cuda.major_minor} needs driver >= {support.full_min}" if support.full_min else f"CUDA {cuda.major_minor} is newer than driver {driver}"
     blocked = forward_compat_blockers(host, host.gpus_in_scope)
     names = ", ".join(_class_label(host, g) for g in blocked)
+    forward = host.table.forward_compat
     if driver.branch in branches:
+        if not blocked and live_only and forward is not None and forward.branch(driver.branch) is not None \
+                and not forward.live(driver.branch, host.table.reference_date(today, host.facts.probed_at)):
+            row = forward.branch(driver.branch)
+            dead = (f"{need}; driver branch R{driver.branch} is no live branch ({row.lifecycle() if row is not None else ''}): "
+                    "NVIDIA supports forward compatibility only on live branches")
+            if support.tier == MINOR_COMPAT:
+                return NgcFit(release, MINOR, dead + f"; driver {driver} runs it under CUDA minor-version compatibility instead")
+            return NgcFit(release, NO, dead)
         if not blocked:
             return NgcFit(
                 release,

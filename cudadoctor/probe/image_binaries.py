@@ -132,14 +132,12 @@ def torch_arch_in_image(client: Any, reference: str, timeout: float) -> tuple[Op
 
 
 def words_of(listing: str) -> tuple[str, ...]:
-    """torch.cuda.get_arch_list()'s form (sm_80 sm_90 compute_90) as TORCH_CUDA_ARCH_LIST words (8.0 9.0+PTX)."""
+    """torch.cuda.get_arch_list()'s form (sm_80 sm_90 compute_90) as TORCH_CUDA_ARCH_LIST words (8.0 9.0+PTX).
+    Those words cannot say "PTX without machine code": PTX of an architecture the build has no SASS
+    for is left out, so a GPU is never judged to have native code it lacks (at worst, JIT it could do)."""
     sass = {name[3:] for name in listing.split() if name.startswith("sm_") and name[3:].isdigit()}
     ptx = {name[8:] for name in listing.split() if name.startswith("compute_") and name[8:].isdigit()}
-    words = []
-    for digits in sorted(sass | ptx, key=int):
-        cc = f"{digits[:-1]}.{digits[-1]}"
-        words.append(cc + "+PTX" if digits in ptx else cc)
-    return tuple(words)
+    return tuple(f"{d[:-1]}.{d[-1]}" + ("+PTX" if d in ptx else "") for d in sorted(sass, key=int))
 
 
 def _stream_root(
