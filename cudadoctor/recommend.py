@@ -60,6 +60,9 @@ class Recommendation:
     # Set when this is the newest release that runs here, chosen because nothing was asked for and the
     # newest release does not: that release's own (no-fit) recommendation, with the fixes that would run it.
     newest: Optional["Recommendation"] = None
+    # On the newest release's own recommendation, when no driver runs it on these GPUs: the upgrade
+    # that runs the newest release that does have a build for them (newer than the one chosen).
+    reachable: Optional[Action] = None
 
     @property
     def found(self) -> bool:
@@ -309,6 +312,8 @@ def newest_fit(
             continue
         rec = recommend(host, release, family, suggest_other_releases=False, images=images)
         if rec.found:
+            if first.needs()[1] is None:  # no driver runs the newest here: say which newer release one would
+                first = replace(first, reachable=_newest_reachable(host, family, images, releases, release))
             return replace(rec, newest=first), first
     fallback = recommend(host, newest, family, images=images)
     smallest = _smallest_upgrade(host, family, images, releases)
@@ -317,6 +322,33 @@ def newest_fit(
     # No release runs as the host is: the smallest driver upgrade that runs one leads the fixes.
     words, action = smallest
     return replace(fallback, fixes=(words,) + fallback.fixes, actions=(action,) + fallback.actions), None
+
+
+def _newest_reachable(
+    host: HostView, family: ImageFamily, images: bool, releases: Sequence[PytorchRelease], above: PytorchRelease
+) -> Optional[Action]:
+    """The driver upgrade that runs the newest release newer than ``above`` with a build for these
+    GPUs (its smallest floor), or None when none has one."""
+    for release in releases:  # newest first
+        if release.key <= above.key:
+            return None
+        upgrades = []
+        for name in considered(release, family, images):
+            variant, _ = _platform_variant(host, release, name)
+            if variant is None or not _covers_gpus(host, variant):
+                continue
+            support = host.support(variant.cuda)
+            floor = support.compat_min or support.full_min
+            if support.tier == TOO_OLD and floor is not None:
+                upgrades.append((floor, variant, support))
+        if upgrades:
+            floor, variant, support = min(upgrades, key=lambda u: u[0])
+            return Action("upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min else None,
+                          torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
+                          support="full" if floor == support.full_min else "minor-compat",
+                          image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
+                          wheel_index_url=host.table.wheel_index_url(variant.name))
+    return None
 
 
 def _smallest_upgrade(

@@ -182,3 +182,12 @@ def test_when_no_release_runs_the_smallest_upgrade_that_runs_one_leads(gpu: str)
     assert invoke("check", "--json", "--driver", "418.39", "--gpu", gpu).json()["target"]["torch"] == "1.8"
     rec = invoke("recommend", "--wheel", "--format", "json", "--driver", "375.26", "--gpu", gpu).json()
     assert rec["no_recommendation"]["fixes"][0] == first["text"]
+
+
+def test_when_the_newest_release_has_no_build_for_the_gpus_the_newest_that_does_is_named() -> None:
+    data = invoke("check", "--json", "--driver", "410.48", "--gpu", "P100").json()
+    newer = next(f for f in data["findings"] if f["code"] == "newer-release-available")
+    assert newer["title"] == ("PyTorch 2.15, the newest release, has no build for these GPUs; "
+                              "PyTorch 2.14 (cu126) runs them from driver >= 525.60.13")
+    assert newer["actions"][0] == {**newer["actions"][0], "action": "upgrade-driver", "torch": "2.14", "min_driver": "525.60.13"}
+    assert data["answer"]["newer"]["text"] == newer["title"]

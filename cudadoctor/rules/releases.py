@@ -25,6 +25,11 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
         reasons = "; ".join(f"{r.variant}: {r.reason}" for r in newest.rejected) or newest.why
         detail = f"No driver upgrade makes it run here ({runs}): {reasons}."
         hint = f"Stay on PyTorch {target.torch}, or plan for other GPUs with `cudadoctor check --torch {newest.torch} --gpu MODEL`."
+        reach = newest.reachable
+        if reach is not None:  # a newer release than the one chosen does have a build for these GPUs
+            needs += f"; PyTorch {reach.torch} ({reach.variant}) runs them from driver >= {reach.min_driver}"
+            hint = f"To run PyTorch {reach.torch} ({reach.variant}), upgrade the NVIDIA driver to >= {reach.min_driver}."
+            upgrade = reach
     return [Finding(
         code=CODE, severity=INFO, title=f"PyTorch {newest.torch}, the newest release, {needs}", detail=detail, hint=hint,
         source=SOURCE, actions=(upgrade,) if upgrade is not None else (),
