@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
-from .host.view import TOO_OLD, DriverSupport, HostView, gpu_label
+from .host.view import TOO_OLD, DriverSupport, HostView, gpus_label
 from .model.facts import GpuFacts
 from .model.findings import Action
 from .model.record import field, record, replace
@@ -92,17 +92,22 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
     """Why this variant cannot run on some GPU in scope (empty: it covers every GPU)."""
     problems = []
     toolkit = host.table.toolkit_architectures_for(variant.cuda)
+    # Identical GPUs blocked the same way are one reason ("GPUs 0-7 (Tesla K80)"), not eight.
+    alike: dict[tuple[Optional[str], str, str], list[GpuFacts]] = {}
     for gpu, cc, verdict in _blocked_gpus(host, variant):
+        alike.setdefault((gpu.name, cc.sm, verdict), []).append(gpu)
+    for (_, sm, verdict), gpus in alike.items():
+        who = gpus_label(gpus)
         if verdict == "toolkit" and toolkit is not None:
             problems.append(
-                f"CUDA {variant.cuda.major_minor} cannot build for {gpu_label(gpu)}, {cc.sm} "
+                f"CUDA {variant.cuda.major_minor} cannot build for {who}, {sm} "
                 f"(it supports {toolkit.min_cc.sm} to {toolkit.max_cc.sm})"
             )
         elif verdict == "not-built":
-            problems.append(f"its wheels carry no code for {gpu_label(gpu)}, {cc.sm} (built for {variant.arch_summary()})")
+            problems.append(f"its wheels carry no code for {who}, {sm} (built for {variant.arch_summary()})")
         elif verdict == "ptx-minor-compat":
             problems.append(
-                f"its wheels carry only PTX for {gpu_label(gpu)}, {cc.sm}, which this driver cannot JIT-compile "
+                f"its wheels carry only PTX for {who}, {sm}, which this driver cannot JIT-compile "
                 "under minor-version compatibility"
             )
     return problems

@@ -83,6 +83,20 @@ def gpu_label(gpu: GpuFacts) -> str:
     return f"GPU {gpu.index} ({gpu.name or 'unknown model'})"
 
 
+def gpus_label(gpus: Sequence[GpuFacts]) -> str:
+    """"GPU 0 (Tesla K80)" for one GPU, "GPUs 0-1, 3 (Tesla K80)" for several of one model."""
+    if len(gpus) == 1:
+        return gpu_label(gpus[0])
+    runs: list[list[int]] = []
+    for index in sorted(g.index for g in gpus):
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    indexes = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return f"GPUs {indexes} ({gpus[0].name or 'unknown model'})"
+
+
 @record
 class HostView:
     facts: HostFacts
