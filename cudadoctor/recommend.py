@@ -329,6 +329,36 @@ def newest_fit(
     return replace(fallback, fixes=(words,) + fallback.fixes, actions=(action,) + fallback.actions), None
 
 
+Upgrade = tuple[DriverVersion, WheelVariant, DriverSupport]  # (the driver floor, the variant it runs, its support)
+
+
+def _smallest_release_upgrade(host: HostView, release: PytorchRelease, family: ImageFamily, images: bool) -> Optional[Upgrade]:
+    """The lowest driver floor at which a variant of ``release`` covering these GPUs would run here,
+    with that variant; None when no driver upgrade makes one run."""
+    upgrades: list[Upgrade] = []
+    for name in considered(release, family, images):
+        variant, _ = _platform_variant(host, release, name)
+        if variant is None or not _covers_gpus(host, variant):
+            continue
+        support = host.support(variant.cuda)
+        floor = support.compat_min or support.full_min
+        if support.tier == TOO_OLD and floor is not None:
+            upgrades.append((floor, variant, support))
+    return min(upgrades, key=lambda u: u[0]) if upgrades else None
+
+
+def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease, upgrade: Upgrade) -> Action:
+    """An upgrade as data: the driver floor, the build it runs, and the support that build then gets."""
+    floor, variant, support = upgrade
+    return Action(
+        "upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min is not None else None,
+        torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
+        support="full" if floor == support.full_min else "minor-compat",
+        image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
+        wheel_index_url=host.table.wheel_index_url(variant.name),
+    )
+
+
 def _newest_reachable(
     host: HostView, family: ImageFamily, images: bool, releases: Sequence[PytorchRelease], above: PytorchRelease
 ) -> Optional[Action]:
@@ -337,22 +367,9 @@ def _newest_reachable(
     for release in releases:  # newest first
         if release.key <= above.key:
             return None
-        upgrades = []
-        for name in considered(release, family, images):
-            variant, _ = _platform_variant(host, release, name)
-            if variant is None or not _covers_gpus(host, variant):
-                continue
-            support = host.support(variant.cuda)
-            floor = support.compat_min or support.full_min
-            if support.tier == TOO_OLD and floor is not None:
-                upgrades.append((floor, variant, support))
-        if upgrades:
-            floor, variant, support = min(upgrades, key=lambda u: u[0])
-            return Action("upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min else None,
-                          torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
-                          support="full" if floor == support.full_min else "minor-compat",
-                          image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
-                          wheel_index_url=host.table.wheel_index_url(variant.name))
+        upgrade = _smallest_release_upgrade(host, release, family, images)
+        if upgrade is not None:
+            return _upgrade_action(host, family, release, upgrade)
     return None
 
 
@@ -361,27 +378,16 @@ def _smallest_upgrade(
 ) -> Optional[tuple[str, Action]]:
     """The lowest driver floor at which some release's variant would run on these GPUs (the newest
     release at that floor), worded and as data; None when no driver makes any run."""
-    best: Optional[tuple[DriverVersion, PytorchRelease, WheelVariant, DriverSupport]] = None
+    best: Optional[tuple[PytorchRelease, Upgrade]] = None
     for release in releases:  # newest first: an equal floor keeps the newer release
-        for name in considered(release, family, images):
-            variant, _ = _platform_variant(host, release, name)
-            if variant is None or not _covers_gpus(host, variant):
-                continue
-            support = host.support(variant.cuda)
-            floor = support.compat_min or support.full_min
-            if support.tier == TOO_OLD and floor is not None and (best is None or floor < best[0]):
-                best = (floor, release, variant, support)
+        upgrade = _smallest_release_upgrade(host, release, family, images)
+        if upgrade is not None and (best is None or upgrade[0] < best[1][0]):
+            best = (release, upgrade)
     if best is None:
         return None
-    floor, release, variant, support = best
-    words = f"upgrade the NVIDIA driver to >= {floor} to run PyTorch {release.version} {variant.name}, the smallest upgrade that runs a release here"
-    offered = variant.name in family.variants_for(release)
-    return words, Action(
-        "upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min is not None else None,
-        torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
-        support="full" if floor == support.full_min else "minor-compat",
-        image=family.reference(release, variant) if offered else None, wheel_index_url=host.table.wheel_index_url(variant.name),
-    )
+    release, upgrade = best
+    words = f"upgrade the NVIDIA driver to >= {upgrade[0]} to run PyTorch {release.version} {upgrade[1].name}, the smallest upgrade that runs a release here"
+    return words, _upgrade_action(host, family, release, upgrade)
 
 
 def considered(release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[str, ...]:
@@ -508,35 +514,14 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
     release that fits now: worded, as data, and that release's recommendation."""
     words: list[str] = []
     actions: list[Action] = []
-    upgrades = []
-    for name in considered(release, family, images):
-        variant, _ = _platform_variant(host, release, name)
-        if variant is None or not _covers_gpus(host, variant):
-            continue
-        support = host.support(variant.cuda)
-        if support.tier == "too-old":
-            floor = support.compat_min or support.full_min
-            if floor is not None:
-                upgrades.append((floor, variant, support))
-    if upgrades:
-        floor, variant, support = min(upgrades, key=lambda u: u[0])
+    upgrade = _smallest_release_upgrade(host, release, family, images)
+    if upgrade is not None:
+        floor, variant, support = upgrade
         text = f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}"
         if support.full_min and support.full_min != floor:
             text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
         words.append(text)
-        actions.append(
-            Action(
-                "upgrade-driver",
-                min_driver=str(floor),
-                full_driver=str(support.full_min) if support.full_min is not None else None,
-                torch=release.version,
-                variant=variant.name,
-                cuda=str(variant.cuda.major_minor),
-                support="full" if floor == support.full_min else "minor-compat",
-                image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
-                wheel_index_url=host.table.wheel_index_url(variant.name),
-            )
-        )
+        actions.append(_upgrade_action(host, family, release, upgrade))
     alternative = None
     if other_releases:
         more_words, more_actions, alternative = _other_releases(host, family, release, images)

@@ -146,15 +146,7 @@ def docker_host() -> Iterator[str]:
     if reuse and docker_daemon.answers(reuse):
         yield reuse
         return
-    daemon = docker_daemon.PrivateDaemon()
-    why = daemon.start()
-    if why is not None:
-        daemon.stop()
-        pytest.skip(f"no Docker daemon can be started here: {why}")
-    try:
-        yield daemon.host
-    finally:
-        daemon.stop()
+    yield from docker_daemon.started()
 
 
 # ---- every JSON the CLI prints is validated against its schema (tests/schema_check.py) ----------

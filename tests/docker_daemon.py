@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from typing import Mapping, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 # Set this to a daemon's address to use it instead of starting one.
 REUSE_ENV = "CUDADOCTOR_TEST_DOCKER_HOST"
@@ -114,6 +114,22 @@ class PrivateDaemon:
                 self.process.kill()
                 self.process.wait(timeout=10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def started(extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """A private daemon for a fixture: its host while the fixture lives, stopped afterwards; the
+    test is skipped (with why) when no daemon can be started here."""
+    import pytest
+
+    daemon = PrivateDaemon(extra_args)
+    why = daemon.start()
+    if why is not None:
+        daemon.stop()
+        pytest.skip(f"no Docker daemon can be started here: {why}")
+    try:
+        yield daemon.host
+    finally:
+        daemon.stop()
 
 
 def nvidia_runtime_args() -> list[str]:

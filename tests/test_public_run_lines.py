@@ -87,15 +87,7 @@ def _ids() -> list[str]:
 @pytest.fixture(scope="module")
 def toolkit_daemon() -> Iterator[str]:
     """A private dockerd with a runtime named nvidia registered (as on a host with the toolkit)."""
-    daemon = docker_daemon.PrivateDaemon(docker_daemon.nvidia_runtime_args())
-    why = daemon.start()
-    if why is not None:
-        daemon.stop()
-        pytest.skip(f"no Docker daemon can be started here: {why}")
-    try:
-        yield daemon.host
-    finally:
-        daemon.stop()
+    yield from docker_daemon.started(docker_daemon.nvidia_runtime_args())
 
 
 def _check(line: str, daemon: str, tmp_path) -> tuple[int, dict]:
