@@ -82,6 +82,9 @@ def check(
     image: Optional[str] = None,
     requires: Sequence[str] = (),
     min_memory: Optional[str] = None,
+    gpus_per_job: Optional[int] = None,
+    forward_compat: Optional[str] = None,
+    topology: Optional[PathArg] = None,
     table: Union[None, PathArg, "CompatTable"] = None,
     families: Optional[PathArg] = None,
     config: Optional[PathArg] = None,
@@ -90,9 +93,12 @@ def check(
     """Judge a host, as ``cudadoctor check --json`` does (the check schema).
 
     ``host``: None probes this machine; a snapshot dict or file is judged instead. ``driver`` and
-    ``gpus`` ("8.0", "A100", ...) are what-if values that replace what the host reports.
-    ``torch``, ``variant``, ``family``, ``image``, ``requires`` and ``min_memory`` choose the target
-    as the CLI options of the same names do; ``table``, ``families`` and ``config`` are read as
+    ``gpus`` ("8.0", "A100", ...) are what-if values that replace what the host reports, as are
+    ``forward_compat`` (the CUDA a forward-compatibility libcuda provides, as --forward-compat) and
+    ``topology`` (a snapshot file whose GPU pair facts are taken, as --topology).
+    ``torch``, ``variant``, ``family``, ``image``, ``requires``, ``min_memory`` and ``gpus_per_job``
+    (multi-GPU jobs of N GPUs, 1 to 64) choose the target as the CLI options of the same names do;
+    ``table``, ``families`` and ``config`` are read as
     :func:`load_table` reads them, and $CUDADOCTOR_TODAY as the CLI reads it. The result's
     ``verdict`` is "ok", "warn" or "fail".
     """
@@ -104,9 +110,14 @@ def check(
         values = inputs.user_values(image, variant, _texts(requires), min_memory)
         loaded = _table(table, families, config)
         request = inputs.request_for(
-            loaded, torch=torch, family=family, variant=variant, values=values, today=inputs.today()
+            loaded, torch=torch, family=family, variant=variant, values=values, today=inputs.today(),
+            gpus_per_job=gpus_per_job,
         )
-        facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
+        facts = inputs.host_facts(
+            loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout), forward_compat=forward_compat,
+        )
+        if topology is not None:
+            facts = inputs.with_topology(facts, os.fspath(topology))
     except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None
     return check_payload(run_check(facts, loaded, request), loaded)

@@ -63,3 +63,34 @@ def test_bad_input_is_one_error_with_the_cli_message() -> None:
         cudadoctor.recommend("/nonexistent/host.json")
     with pytest.raises(cudadoctor.CudadoctorError, match="snapshot"):
         cudadoctor.check({"kind": "something else"})
+
+
+def test_the_api_judges_multi_gpu_jobs_and_forward_compat_as_the_cli_does() -> None:
+    from cudadoctor import check
+
+    api = check(host("h100-550"), gpus_per_job=16)
+    cli = invoke("check", "--json", "--snapshot", host("h100-550"), "--gpus-per-job", "16").json()
+    assert api == cli
+    assert any(f["code"] == "multi-gpu-job-too-large" for f in api["findings"])
+    api = check(host("h100-550"), torch="2.8", variant="cu128", driver="535.104.05", forward_compat="12.8")
+    cli = invoke(
+        "check", "--json", "--snapshot", host("h100-550"), "--torch", "2.8", "--variant", "cu128", "--driver", "535.104.05",
+        "--forward-compat", "12.8",
+    ).json()
+    assert api == cli
+    assert any(f["code"] == "driver-forward-compat-active" for f in api["findings"])
+
+
+@pytest.mark.parametrize("bad", [0, 65, True, 2.0, "2"])
+def test_gpus_per_job_outside_1_to_64_is_one_error(bad: object) -> None:
+    import cudadoctor
+
+    with pytest.raises(cudadoctor.CudadoctorError, match="GPUs per job must be a whole number from 1 to 64"):
+        cudadoctor.check(host("h100-550"), gpus_per_job=bad)  # type: ignore[arg-type]
+
+
+def test_a_topology_that_cannot_apply_is_one_error_with_the_cli_message() -> None:
+    import cudadoctor
+
+    with pytest.raises(cudadoctor.CudadoctorError, match="it holds no pair facts"):
+        cudadoctor.check(host("h100-550"), topology=host("h100-550"))

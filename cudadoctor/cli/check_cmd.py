@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..model.record import replace
+from ..model.topology import MAX_GPUS_PER_JOB
 from .errors import InputError
 from .help import SectionedCommand
 from .inputs import (
@@ -57,7 +58,7 @@ from .options import (
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option(
-    "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, 64), metavar="N",
+    "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, MAX_GPUS_PER_JOB), metavar="N",
     help="Judge this host for multi-GPU jobs of N GPUs each (DDP/FSDP over NCCL): the paths between them, shared memory, the launch line.",
 )
 @click.option(
@@ -86,10 +87,8 @@ def check(ctx: click.Context, /, **options: Any) -> None:
         table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
         request = request_or_fail(
             table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
-            today=today_or_fail(), newer_ok=True,
+            today=today_or_fail(), newer_ok=True, gpus_per_job=options["gpus_per_job"],
         )
-        if options["gpus_per_job"] is not None:
-            request = replace(request, gpus_per_job=options["gpus_per_job"])
         facts = gather_facts(
             table, options["snapshot"], options["driver"], options["gpus"], options["torch_runtime"],
             options["nvml_timeout"], nvml, options["forward_compat"],

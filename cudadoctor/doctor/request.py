@@ -14,6 +14,7 @@ from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
 from ..model.runline import RunLine
+from ..model.topology import MAX_GPUS_PER_JOB
 from ..model.text import quoted
 
 if TYPE_CHECKING:
@@ -180,9 +181,13 @@ def resolve_request(
     today: Optional[str] = None,
     newer_ok: bool = False,
     run: Optional[str] = None,
+    gpus_per_job: Optional[int] = None,
 ) -> Request:
     """Check every requested value and resolve it against the table; raises RequestError.
     ``values`` are the already checked image, requirements and memory (parse_user_values)."""
+    if gpus_per_job is not None and (isinstance(gpus_per_job, bool) or not isinstance(gpus_per_job, int)
+                                     or not 1 <= gpus_per_job <= MAX_GPUS_PER_JOB):
+        raise RequestError(f"GPUs per job must be a whole number from 1 to {MAX_GPUS_PER_JOB}, not {quoted(gpus_per_job)}")
     if values is None:
         values = parse_user_values(image, variant, requirements, min_memory, run)
     ref, required, min_memory_bytes = values.image, values.requirements, values.min_memory_bytes
@@ -226,4 +231,5 @@ def resolve_request(
         today=today,
         ngc=ngc,
         run=values.run,
+        gpus_per_job=gpus_per_job,
     )

@@ -42,6 +42,10 @@ FABRIC_IN_PROGRESS = "in-progress"
 FABRIC_COMPLETED = "completed"
 FABRIC_STATES = (FABRIC_NOT_SUPPORTED, FABRIC_NOT_STARTED, FABRIC_IN_PROGRESS, FABRIC_COMPLETED)
 
+# The most GPUs one multi-GPU job may name (check --gpus-per-job, api.check's gpus_per_job): the
+# largest single hosts hold 8 to 16; 64 leaves room without inviting typos.
+MAX_GPUS_PER_JOB = 64
+
 
 @record
 class GpuPeerFacts:
