@@ -5,6 +5,8 @@ Each case names the facts it rests on (data/compat_table.json; docs/table.md, "P
 
 from __future__ import annotations
 
+import pytest
+
 from helpers import invoke
 
 
@@ -25,11 +27,39 @@ def test_1_3_cu101_and_1_0_are_judged() -> None:
     # 1.3.1+cu101 (PyPI wheel read): sm_37 to sm_75; CUDA 10.1.105 needs 418.39 (Table 3).
     data = invoke("check", "--json", "--torch", "1.3", "--variant", "cu101", "--driver", "418.39", "--gpu", "T4").json()
     assert data["verdict"] == "ok" and _codes(data)["gpu-arch-ok"] == "ok"
-    # 1.0's recorded build is cu100 (build script 3.5;5.0+PTX;6.0;6.1;7.0;7.5); CUDA 10.0.130 needs 410.48.
+    # 1.0's newest build is cu100 (build script 3.5;5.0+PTX;6.0;6.1;7.0;7.5); CUDA 10.0.130 needs 410.48. Below
+    # that its cu90 (the PyPI wheel, read: sm_35-sm_70) runs from 9.0's 384.81; below that nothing does.
     data = invoke("check", "--json", "--torch", "1.0", "--driver", "410.48", "--gpu", "V100").json()
     assert data["verdict"] == "ok" and (data["target"]["torch"], data["target"]["variant"]) == ("1.0", "cu100")
-    too_old = invoke("check", "--json", "--torch", "1.0", "--driver", "396.26", "--gpu", "V100").json()
+    data = invoke("check", "--json", "--torch", "1.0", "--driver", "396.26", "--gpu", "V100").json()
+    assert data["verdict"] == "ok" and data["target"]["variant"] == "cu90"
+    too_old = invoke("check", "--json", "--torch", "1.0", "--driver", "375.26", "--gpu", "V100").json()
     assert too_old["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("driver,verdict", [("390.46", "ok"), ("384.81", "ok"), ("384.59", "fail")])
+def test_1_0_cu90_on_a_v100_is_judged_from_the_cuda_9_0_row(driver, verdict) -> None:
+    # NVIDIA's table (13.4 Update 1 notes, "Older CUDA versions"): CUDA 9.0 (9.0.76) needs >= 384.81. The 1.0.1
+    # cu90 wheel (read) carries sm_70 code for the V100.
+    data = invoke("check", "--json", "--torch", "1.0", "--variant", "cu90", "--driver", driver, "--gpu", "Tesla V100").json()
+    codes = _codes(data)
+    assert data["verdict"] == verdict and (data["target"]["variant"], data["target"]["cuda"]) == ("cu90", "9.0")
+    assert codes["gpu-arch-ok"] == "ok"
+    if verdict == "fail":
+        assert codes["driver-too-old"] == "fail"
+
+
+def test_cu92_builds_of_1_2_to_1_7_are_judged_from_the_cuda_9_2_row() -> None:
+    # CUDA 9.2 (9.2.88) needs >= 396.26. 1.2's cu92 (3.5;5.0+PTX;6.0;6.1;7.0) has sm_35 code for a K40; from 1.3.1
+    # the list starts at 3.7 (a K80), and 1.6's and 1.7's 3.7;5.0;6.0;7.0 has no sm_75 for a T4.
+    ok = invoke("check", "--json", "--torch", "1.7", "--variant", "cu92", "--driver", "396.26", "--gpu", "Tesla K80").json()
+    assert ok["verdict"] == "ok" and _codes(ok)["gpu-arch-ok"] == "ok"
+    old = invoke("check", "--json", "--torch", "1.7", "--variant", "cu92", "--driver", "390.46", "--gpu", "Tesla K80").json()
+    assert old["verdict"] == "fail" and _codes(old)["driver-too-old"] == "fail"
+    k40 = invoke("check", "--json", "--torch", "1.2", "--variant", "cu92", "--driver", "396.26", "--gpu", "Tesla K40").json()
+    assert k40["verdict"] == "ok"
+    t4 = invoke("check", "--json", "--torch", "1.7", "--variant", "cu92", "--driver", "418.39", "--gpu", "T4").json()
+    assert t4["verdict"] == "fail" and "gpu-arch-not-built" in _codes(t4)
 
 
 def test_an_rtx_3090_gets_no_1_7_build_and_is_sent_to_1_8_cu111() -> None:

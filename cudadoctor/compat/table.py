@@ -59,14 +59,17 @@ class CudaRelease:
     source: str
     kind: str = ""  # "GA" | "update" | "RC", as NVIDIA labels the row
     note: str = ""
-    # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it) or "redist-manifest" (the
+    # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it), "redist-manifest" (the
     # driver NVIDIA pairs with the release in its own redistributable manifest and CUDA repository: the
     # cuda-compat package and the cuda-drivers package published with it; for 13.0 GA to 13.2 Update 2
-    # those equal Table 3's rows). Both are NVIDIA's own publication and both decide verdicts.
+    # those equal Table 3's rows), "runfile-name" (the driver NVIDIA's own installer bundles, as its file
+    # name cuda_X.Y.Z_<driver>_linux.run says, for updates no Table 3 prints) or "driver-branch" (NVIDIA
+    # prints only the minor's driver branch, from 13.4 on: the row holds the branch number, 615). All are
+    # NVIDIA's own publication and all decide verdicts.
     evidence: str = "release-notes"
 
 
-CUDA_ROW_EVIDENCE = ("release-notes", "redist-manifest")
+CUDA_ROW_EVIDENCE = ("release-notes", "redist-manifest", "runfile-name", "driver-branch")
 
 
 @record
