@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from cudadoctor.app.loader import load_table
 from helpers import invoke
 
 
@@ -84,3 +85,42 @@ def test_h100_on_575_gets_cu129_with_full_support_and_its_evidence() -> None:
     assert (chosen["variant"], chosen["support"], chosen["evidence"]) == ("cu129", "full", "build-script")
     data = invoke("recommend", "--wheel", "--torch", "2.12", "--driver", "575.51.03", "--gpu", "H100", "--format", "json").json()
     assert (data["recommendation"]["variant"], data["recommendation"]["install_version"]) == ("cu129", "2.12.1")
+
+
+@pytest.mark.parametrize(
+    "torch,variant,driver,gpu,command,style",
+    [
+        # PyTorch's previous-versions page: -f .../torch_stable.html with a local label for 1.2-1.10 ...
+        ("1.7", "cu92", "396.26", "Tesla K80", "pip install 'torch==1.7.1+cu92' -f {root}/torch_stable.html", "find-links"),
+        # ... where the release's default wheel is PyPI's plain one ("# CUDA 10.2: pip install torch==1.7.1") ...
+        ("1.7", "cu102", "440.33", "V100", "pip install 'torch==1.7.1'", "find-links"),
+        # ... --extra-index-url with the variant's index for 1.11-1.13 ...
+        ("1.13", "cu117", "515.43.04", "A100", "pip install 'torch==1.13.1+cu117' --extra-index-url {root}/cu117", "extra-index-url"),
+        # ... and --index-url from 2.0 on.
+        ("2.0", "cu118", "520.61.05", "A100", "pip install 'torch==2.0.*' --index-url {root}/cu118", "index-url"),
+    ],
+)
+def test_old_releases_print_the_install_command_pytorch_documents(torch, variant, driver, gpu, command, style) -> None:
+    command = command.format(root=load_table().wheel_index_root())  # the index lives only in the table
+    data = invoke("recommend", "--wheel", "--torch", torch, "--driver", driver, "--gpu", gpu, "--format", "json").json()
+    chosen = data["recommendation"]
+    assert chosen["variant"] == variant and chosen["install_style"] == style
+    assert chosen["pip_command"] == command
+    assert chosen["wheel_index_url"].endswith(f"/whl/{variant}")  # the key stays, whatever the command's form
+    check = invoke("check", "--json", "--torch", torch, "--variant", variant, "--driver", driver, "--gpu", gpu).json()
+    assert check["answer"]["build"]["pip_command"] == command
+
+
+def test_a_1_0_wheel_other_than_pypis_is_a_download_from_its_page() -> None:
+    # 1.0.1 and 1.1.0: the page has no pip command, only "Download and install wheel from .../cuNNN/torch_stable.html";
+    # PyPI's plain wheel is the cu90 one (read), so only that one gets a pip line.
+    run = invoke("check", "--torch", "1.0", "--variant", "cu100", "--driver", "410.48", "--gpu", "V100")
+    assert run.exit_code == 0 and "pip install" not in run.stdout
+    page = f"{load_table().wheel_index_root()}/cu100/torch_stable.html"
+    assert f"download it for your Python from {page}" in run.stdout
+    data = invoke("recommend", "--wheel", "--torch", "1.0", "--driver", "410.48", "--gpu", "V100", "--format", "json").json()
+    chosen = data["recommendation"]
+    assert (chosen["variant"], chosen["pip_command"], chosen["install_style"]) == ("cu100", None, "wheel-page")
+    assert chosen["wheel_page_url"].endswith("/whl/cu100/torch_stable.html")
+    cu90 = invoke("recommend", "--wheel", "--torch", "1.0", "--driver", "396.26", "--gpu", "V100", "--format", "json").json()
+    assert cu90["recommendation"]["pip_command"] == "pip install 'torch==1.0.1'"

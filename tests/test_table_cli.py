@@ -54,7 +54,22 @@ def test_torch_view_text():
     result = _cli("table", "--torch", "2.5")
     assert result.returncode == 0
     assert "cu124: machine code for sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90; PTX: none" in result.stdout
-    assert "pip install torch==2.5.1 --index-url" in result.stdout
+    assert "pip install 'torch==2.5.*' --index-url" in result.stdout
+
+
+def test_torch_view_prints_the_install_form_pytorch_documents_for_old_releases():
+    # PyTorch's previous-versions page: -f .../torch_stable.html for 1.2-1.10 (the default wheel plain from
+    # PyPI), --extra-index-url for 1.11-1.13, and for 1.0/1.1 only "Download and install wheel from" a page.
+    text = _cli("table", "--torch", "1.7").stdout
+    assert "pip install 'torch==1.7.1+cu92' -f https" in text and "/whl/torch_stable.html" in text
+    assert "pip install 'torch==1.7.1'\n" in text.replace(" \n", "\n")
+    assert "--index-url" not in text
+    assert "pip install 'torch==1.13.1+cu117' --extra-index-url https" in _cli("table", "--torch", "1.13").stdout
+    view = json.loads(_cli("table", "--torch", "1.0", "--json").stdout)
+    assert view["install_style"] == "wheel-page"
+    by_name = {v["name"]: v for v in view["variants"]}
+    assert by_name["cu90"]["pip_command"] == "pip install 'torch==1.0.1'"  # PyPI's plain 1.0.1 wheel is cu90
+    assert by_name["cu100"]["pip_command"] is None and by_name["cu100"]["wheel_page_url"].endswith("/whl/cu100/torch_stable.html")
 
 
 def test_gpu_view_product_and_cc():

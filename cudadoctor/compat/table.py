@@ -15,6 +15,7 @@ from typing import Any, Optional
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 from .ngc import NgcFamily, NgcRelease
+from .install import install_command, wheel_page_url
 
 TABLE_SCHEMA = 1
 
@@ -256,6 +257,9 @@ class PytorchRelease:
     # The platforms where the plain `torch` wheel on PyPI is the default variant; elsewhere PyPI serves
     # a CPU-only wheel. Empty: not on record.
     default_wheel_platforms: tuple[str, ...] = ()
+    # How PyTorch's pages install its CUDA wheels (compat.install.INSTALL_STYLES): index-url from 2.0,
+    # extra-index-url for 1.11-1.13, find-links (-f .../torch_stable.html) for 1.2-1.10, wheel-page for 1.0/1.1.
+    install_style: str = "index-url"
 
     @property
     def unverified_variants(self) -> tuple[str, ...]:
@@ -679,6 +683,19 @@ class CompatTable:
             if found is not None:
                 return (family,) + found
         return None
+
+    def install_command(self, release: PytorchRelease, variant: WheelVariant) -> Optional[str]:
+        """The pip line PyTorch documents for this build of this release (None: download from its page)."""
+        index_url = self.wheel_index_url(variant.name)
+        page = wheel_page_url(release.install_style, index_url, self.wheel_index_root())
+        return install_command(
+            release.install_style, release.version, release.install_version(variant), variant.name, index_url, page,
+            variant.first_patch, plain_wheel=variant.name == release.default_variant,
+        )
+
+    def wheel_page_url(self, release: PytorchRelease, variant: WheelVariant) -> Optional[str]:
+        """The find-links page the release's documented install names (None from 1.11 on)."""
+        return wheel_page_url(release.install_style, self.wheel_index_url(variant.name), self.wheel_index_root())
 
     def wheel_index_url(self, variant: str) -> str:
         return self.wheel_index_template.format(variant=variant)

@@ -149,7 +149,10 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
             _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'], build.get('ptx_unknown', False))} ({build['evidence']})")
         if v["inferred_from"]:
             _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
-        Printer(console).command(f"pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")
+        if v["pip_command"]:
+            Printer(console).command(v["pip_command"])
+        elif v["wheel_page_url"]:
+            _print(console, f"  download the wheel for your Python from {v['wheel_page_url']} (PyTorch's page gives no pip command)")
         for image in v["images"]:
             _print(console, f"  image: {image}")
         if v["note"]:
