@@ -320,7 +320,8 @@ def _releases_with(table, predicate):
 def test_kepler_is_last_in_cu118(table):
     # Source: pytorch/builder manywheel/build.sh and build_cuda.sh (3.7 in every 1.x list from 1.3.1 on; release/2.0 to
     # release/2.5: cu117/cu118 append 3.7); CUDA 12.0 removed SM35/SM37. The sm_37 that a third-party table gives
-    # 2.6/2.7 cu118 comes from a third-party build and is not taken over: a K80 gets no 2.6 or 2.7 build.
+    # 2.6/2.7 cu118 is not taken over: PyTorch's 2.7-cycle runbook lists Kepler(3.7) for 11.8.0, but no release/2.6 or
+    # release/2.7 build script or cu118 wheel was read, so a K80 gets no 2.6 or 2.7 build until one is.
     with_kepler = _releases_with(table, lambda v: CC(3, 7) in v.arch_list)
     assert {name for _, name in with_kepler} == {"cu92", "cu100", "cu101", "cu102", "cu110", "cu111", "cu113", "cu115", "cu116", "cu117", "cu118"}
     assert max(table.release(version).key for version, _ in with_kepler) == (2, 5)
