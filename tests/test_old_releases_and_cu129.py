@@ -5,6 +5,9 @@ Each case names the facts it rests on (data/compat_table.json; docs/table.md, "P
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from cudadoctor.app.loader import load_table
@@ -124,3 +127,17 @@ def test_a_1_0_wheel_other_than_pypis_is_a_download_from_its_page() -> None:
     assert chosen["wheel_page_url"].endswith("/whl/cu100/torch_stable.html")
     cu90 = invoke("recommend", "--wheel", "--torch", "1.0", "--driver", "396.26", "--gpu", "V100", "--format", "json").json()
     assert cu90["recommendation"]["pip_command"] == "pip install 'torch==1.0.1'"
+
+
+def test_a_cpu_build_of_an_old_release_is_told_to_reinstall_in_its_documented_form(tmp_path) -> None:
+    # torch 1.7.1+cpu on a K80 with driver 470 (CUDA 11.4): 1.7's cu110 (3.7;5.0;6.0;7.0;7.5;8.0) runs; PyTorch's page
+    # installs 1.7.1 wheels with -f .../torch_stable.html, not from a per-variant index.
+    data = json.loads((Path(__file__).parent / "hosts" / "k80-470.json").read_text(encoding="utf-8"))
+    data["host"]["torch"] = {"installed": True, "version": "1.7.1+cpu", "variant": "cpu", "cuda": None}
+    snapshot = tmp_path / "k80-torch-1.7.1-cpu.json"
+    snapshot.write_text(json.dumps(data), encoding="utf-8")
+    run = invoke("check", "--json", "--snapshot", str(snapshot))
+    hint = next(f for f in run.json()["findings"] if f["code"] == "torch-cpu-build")["hint"]
+    root = load_table().wheel_index_root()
+    assert hint.startswith(f"pip install --force-reinstall 'torch==1.7.1+cu110' -f {root}/torch_stable.html")
+    assert "--index-url" not in hint
