@@ -21,6 +21,16 @@ def table():
     return load_table()
 
 
+def test_overview_marks_each_driver_row_not_printed_as_a_version_in_table_3():
+    # 13.3.0: NVIDIA's redistributable manifest; 12.8.2: the runfile's name; 13.4.1: the R615 branch NVIDIA prints.
+    lines = _cli("table").stdout.splitlines()
+    row = {line.strip("│").split()[0]: line for line in lines if line.startswith("│")}
+    assert "†" in row["13.3.0"] and "‡" in row["12.8.2"] and "§" in row["13.4.1"] and " 615 " in row["13.4.1"]
+    assert not any(mark in row["13.2.2"] for mark in "†‡§")
+    notes = [line for line in lines if line[:1] in "†‡§"]
+    assert [n[0] for n in notes] == ["†", "‡", "§"] and "driver branch" in notes[2]
+
+
 def test_overview_shows_driver_table_and_matrix():
     result = _cli("table")
     assert result.returncode == 0, result.stderr

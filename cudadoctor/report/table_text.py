@@ -71,6 +71,14 @@ def _say(console: Console, *segments: Any) -> None:
     Printer(console).line(*((seg, "") if isinstance(seg, str) else seg for seg in segments))
 
 
+# How a driver row not printed as a version in Table 3 is known (compat.table.CUDA_ROW_EVIDENCE): its mark and footnote.
+_DRIVER_ROW_MARKS = {
+    "redist-manifest": (" †", "not read from Table 3: the driver NVIDIA pairs with the release in its redistributable manifest and CUDA repository"),
+    "runfile-name": (" ‡", "no Table 3 row: the driver NVIDIA's own installer bundles, as its file name (cuda_X.Y.Z_<driver>_linux.run) says"),
+    "driver-branch": (" §", "NVIDIA prints only the driver branch: any driver of that branch or newer"),
+}
+
+
 def render_overview(console: Console, table: CompatTable) -> None:
     drivers = _table(
         "CUDA toolkit and driver (NVIDIA Table 3: the driver packaged with each release)",
@@ -80,11 +88,12 @@ def render_overview(console: Console, table: CompatTable) -> None:
         "Windows >=",
     )
     for row in table.cuda_releases:
-        mark = "" if row.evidence == "release-notes" else " †"
+        mark = _DRIVER_ROW_MARKS.get(row.evidence, ("", ""))[0]
         _row(drivers, f"{row.version}{mark}", row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
     _show(console, drivers)
-    if any(row.evidence != "release-notes" for row in table.cuda_releases):
-        _print(console, "† not read from Table 3: the driver NVIDIA pairs with the release in its redistributable manifest and CUDA repository", "dim")
+    for evidence, (mark, words) in _DRIVER_ROW_MARKS.items():
+        if any(row.evidence == evidence for row in table.cuda_releases):
+            _print(console, f"{mark.strip()} {words}", "dim")
     floors = _table("Minor-version compatibility (runs, with caveats, below the Table 3 driver)", "CUDA", "Linux >=", "Windows >=", "NVIDIA's wording")
     for floor in table.minor_version_compat:
         _row(floors, f"{floor.cuda_major}.x", floor.min_driver_linux, floor.min_driver_windows or "n/a", floor.nvidia_text)
