@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
-from .compat.table import ImageFamily, PytorchRelease, WheelVariant, platform_label
+from .compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, gpus_label
 from .model.facts import GpuFacts
 from .model.findings import Action
@@ -49,6 +49,11 @@ class Recommendation:
     evidence: Optional[str] = None
     platform: Optional[str] = None  # the host platform the choice was made for (None: unknown)
     install_version: Optional[str] = None  # the patch release to install: the first that has the variant, else the newest
+    # How PyTorch's pages install this release's wheels (compat.install.INSTALL_STYLES), the find-links
+    # page that form names (1.0-1.10), and whether the variant is PyPI's plain torch wheel of the release.
+    install_style: str = "index-url"
+    wheel_page_url: Optional[str] = None
+    plain_wheel: bool = False
     first_patch: Optional[str] = None  # set when the variant is missing from the minor's earlier patch releases
     # The release's variants nothing settles (never offered) and those inferred by `table update`.
     unverified: tuple[str, ...] = ()
@@ -347,6 +352,14 @@ def _smallest_release_upgrade(host: HostView, release: PytorchRelease, family: I
     return min(upgrades, key=lambda u: u[0]) if upgrades else None
 
 
+def _documented_pip(table: CompatTable, release: PytorchRelease, variant: Optional[WheelVariant]) -> Optional[str]:
+    """The pip line for a release documented in another form than --index-url (1.0-1.13); None for the
+    index-url releases, whose line the renderers write from torch and wheel_index_url."""
+    if variant is None or release.install_style == "index-url":
+        return None
+    return table.install_command(release, variant)
+
+
 def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease, upgrade: Upgrade) -> Action:
     """An upgrade as data: the driver floor, the build it runs, and the support that build then gets."""
     floor, variant, support = upgrade
@@ -356,6 +369,7 @@ def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease
         support="full" if floor == support.full_min else "minor-compat",
         image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
         wheel_index_url=host.table.wheel_index_url(variant.name),
+        pip_command=_documented_pip(host.table, release, variant),
     )
 
 
@@ -501,6 +515,9 @@ def recommend(
         evidence=best.evidence or None,
         platform=host.platform,
         install_version=release.install_version(best),
+        install_style=release.install_style,
+        wheel_page_url=table.wheel_page_url(release, best),
+        plain_wheel=best.name == release.default_variant,
         first_patch=best.first_patch,
         unverified=release.unverified_variants,
         inferred=release.inferred_variants,
@@ -547,6 +564,7 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
                 image=result.image,
                 support=result.support,
                 wheel_index_url=result.wheel_index_url,
+                pip_command=_documented_pip(host.table, other, other.variant(result.variant or "")),
             )
             build = result.image or f"{result.variant} wheels"
             return [f"use PyTorch {other.version} ({build}), which fits this host"], [action], result

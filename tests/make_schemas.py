@@ -138,7 +138,11 @@ def recommendation_def() -> dict[str, Any]:
             "family": STR,
             "support": {"enum": ["full", "minor-compat", "forward-compat", "unknown"]},
             "wheel_index_url": NSTR,
-            "pip_command": NSTR,
+            "pip_command": {**NSTR, "description": "The pip line in the form PyTorch documents for the release (--index-url from 2.0, "
+                            "--extra-index-url for 1.11-1.13, -f for 1.2-1.10); null for a non-default 1.0/1.1 wheel: see wheel_page_url."},
+            "install_style": {"enum": ["index-url", "extra-index-url", "find-links", "wheel-page"],
+                              "description": "How PyTorch's pages install the release's wheels."},
+            "wheel_page_url": {**NSTR, "description": "The find-links page the documented install names (1.0-1.10); null from 1.11."},
             "why": STR,
             "evidence": {**NSTR, "description": "How the chosen build's arch list is known (docs/table.md: binary, build-script, release-matrix, third-party, inferred); null when unstated or not a wheel build."},
             "install_version": {**NSTR, "description": "The patch release to install: the first that has the variant, else the newest."},
@@ -169,7 +173,8 @@ def answer_def() -> dict[str, Any]:
     fixes = {"type": "array", "items": {"$ref": "#/$defs/Fix"}}
     build = obj(
         {"torch": STR, "variant": STR, "cuda": NSTR, "image": NSTR, "support": NSTR, "wheel_index_url": NSTR, "pip_command": NSTR,
-         "needs_driver": {**NSTR, "description": "The driver the build needs, when the host's driver is not known."}},
+         "needs_driver": {**NSTR, "description": "The driver the build needs, when the host's driver is not known."},
+         "wheel_page_url": {**NSTR, "description": "The find-links page PyTorch names for the release's wheels (1.0-1.10)."}},
         description="The build to use.",
     )
     return obj(
@@ -301,6 +306,8 @@ def table_schema() -> dict[str, Any]:
             "min_driver_windows": NSTR,
             "minor_compat_driver_linux": NSTR,
             "wheel_index_url": NSTR,
+            "pip_command": NSTR,
+            "wheel_page_url": NSTR,
             "images": STRS,
             "evidence": NSTR,
             "note": NSTR,
@@ -313,6 +320,7 @@ def table_schema() -> dict[str, Any]:
             "full_version": STR,
             "released": NSTR,
             "default_variant": NSTR,
+            "install_style": {"enum": ["index-url", "extra-index-url", "find-links", "wheel-page"]},
             "note": NSTR,
             "variants": {"type": "array", "items": {"$ref": "#/$defs/Variant"}},
             "source": {"$ref": "#/$defs/SourceRef"},

@@ -170,14 +170,16 @@ def test_the_no_driver_advice_follows_the_release_asked_for() -> None:
     assert cpu["pip_command"].startswith("pip install 'torch==2.7.*' --index-url ") and cpu["pip_command"].endswith("/cpu")
 
 
-@pytest.mark.parametrize("gpu", ["T4", "V100"])
-def test_when_no_release_runs_the_smallest_upgrade_that_runs_one_leads(gpu: str) -> None:
-    # 375.26 (CUDA 8.0's driver) runs no release the table records (1.x starts with cu100, 410.48).
+@pytest.mark.parametrize("gpu,driver,build", [("T4", "410.48", "1.3 cu100"), ("V100", "384.81", "1.1 cu90")])
+def test_when_no_release_runs_the_smallest_upgrade_that_runs_one_leads(gpu: str, driver: str, build: str) -> None:
+    # 375.26 (CUDA 8.0's driver) runs no release the table records (cu80 is not recorded). A V100 has sm_70
+    # code in the cu90 builds of 1.0/1.1 (CUDA 9.0: 384.81); a T4's sm_75 needs CUDA 10.0 (410.48) code.
     data = invoke("check", "--json", "--driver", "375.26", "--gpu", gpu).json()
     assert data["verdict"] == "fail"
     first = data["answer"]["fix"]
-    assert first["text"].startswith("upgrade the NVIDIA driver to >= 410.48 to run PyTorch 1.3 cu100")
-    assert first["actions"][0] == {**first["actions"][0], "action": "upgrade-driver", "min_driver": "410.48", "torch": "1.3"}
+    assert first["text"].startswith(f"upgrade the NVIDIA driver to >= {driver} to run PyTorch {build}")
+    torch = build.split()[0]
+    assert first["actions"][0] == {**first["actions"][0], "action": "upgrade-driver", "min_driver": driver, "torch": torch}
     # On 418.39 a 1.x release runs: the newest that does is the answer.
     assert invoke("check", "--json", "--driver", "418.39", "--gpu", gpu).json()["target"]["torch"] == "1.8"
     rec = invoke("recommend", "--wheel", "--format", "json", "--driver", "375.26", "--gpu", gpu).json()

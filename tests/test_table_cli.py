@@ -21,6 +21,16 @@ def table():
     return load_table()
 
 
+def test_overview_marks_each_driver_row_not_printed_as_a_version_in_table_3():
+    # 13.3.0: NVIDIA's redistributable manifest; 12.8.2: the runfile's name; 13.4.1: the R615 branch NVIDIA prints.
+    lines = _cli("table").stdout.splitlines()
+    row = {line.strip("│").split()[0]: line for line in lines if line.startswith("│")}
+    assert "†" in row["13.3.0"] and "‡" in row["12.8.2"] and "§" in row["13.4.1"] and " 615 " in row["13.4.1"]
+    assert not any(mark in row["13.2.2"] for mark in "†‡§")
+    notes = [line for line in lines if line[:1] in "†‡§"]
+    assert [n[0] for n in notes] == ["†", "‡", "§"] and "driver branch" in notes[2]
+
+
 def test_overview_shows_driver_table_and_matrix():
     result = _cli("table")
     assert result.returncode == 0, result.stderr
@@ -54,7 +64,22 @@ def test_torch_view_text():
     result = _cli("table", "--torch", "2.5")
     assert result.returncode == 0
     assert "cu124: machine code for sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90; PTX: none" in result.stdout
-    assert "pip install torch==2.5.1 --index-url" in result.stdout
+    assert "pip install 'torch==2.5.*' --index-url" in result.stdout
+
+
+def test_torch_view_prints_the_install_form_pytorch_documents_for_old_releases():
+    # PyTorch's previous-versions page: -f .../torch_stable.html for 1.2-1.10 (the default wheel plain from
+    # PyPI), --extra-index-url for 1.11-1.13, and for 1.0/1.1 only "Download and install wheel from" a page.
+    text = _cli("table", "--torch", "1.7").stdout
+    assert "pip install 'torch==1.7.1+cu92' -f https" in text and "/whl/torch_stable.html" in text
+    assert "pip install 'torch==1.7.1'\n" in text.replace(" \n", "\n")
+    assert "--index-url" not in text
+    assert "pip install 'torch==1.13.1+cu117' --extra-index-url https" in _cli("table", "--torch", "1.13").stdout
+    view = json.loads(_cli("table", "--torch", "1.0", "--json").stdout)
+    assert view["install_style"] == "wheel-page"
+    by_name = {v["name"]: v for v in view["variants"]}
+    assert by_name["cu90"]["pip_command"] == "pip install 'torch==1.0.1'"  # PyPI's plain 1.0.1 wheel is cu90
+    assert by_name["cu100"]["pip_command"] is None and by_name["cu100"]["wheel_page_url"].endswith("/whl/cu100/torch_stable.html")
 
 
 def test_gpu_view_product_and_cc():
@@ -87,7 +112,7 @@ def test_gpus_and_sources_views():
 
 def test_whole_table_json_and_view_conflict():
     data = json.loads(_cli("table", "--json").stdout)
-    assert data["schema"] == 1 and len(data["cuda_releases"]) == 57
+    assert data["schema"] == 1 and len(data["cuda_releases"]) == 70
     result = _cli("table", "--gpus", "--sources")
     assert result.returncode == 2 and "not several" in result.stderr
 

@@ -19,6 +19,28 @@ def table():
 
 
 # --- Driver <-> CUDA -----------------------------------------------------------------------------
+# Source: NVIDIA CUDA Toolkit 13.4 Update 1 Release Notes, 2.2 CUDA Driver, "Older CUDA versions (12.9
+# and earlier)" (read through a stored copy of NVIDIA's page): the rows before 10.0, which the 13.2 Update 2
+# edition no longer prints. NVIDIA prints 9.1 as 390.46 / 391.29 (the 9.1 runfile bundles 387.26).
+TABLE3_OLD = [
+    ("8.0.44", "367.48", "369.30"),
+    ("8.0.61", "375.26", "376.51"),  # 8.0 GA2
+    ("9.0.76", "384.81", "385.54"),
+    ("9.1.85", "390.46", "391.29"),
+    ("9.2.88", "396.26", "397.44"),
+    ("9.2.148", "396.37", "398.26"),  # 9.2 Update 1
+]
+
+
+@pytest.mark.parametrize("version,linux,windows", TABLE3_OLD, ids=[f"nvidia-table3-13.4.2-cuda-{v}" for v, _, _ in TABLE3_OLD])
+def test_every_table3_row_before_cuda_10(table, version, linux, windows):
+    rows = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
+    assert len(rows) == 1, f"CUDA {version} must have exactly one row"
+    row = rows[0]
+    assert (row.min_driver_linux.raw, row.min_driver_windows.raw) == (linux, windows)
+    assert row.source == "nvidia-cuda-rn-13.4.2" and row.evidence == "release-notes"
+
+
 # Source: NVIDIA CUDA Toolkit 13.2 Update 2 Release Notes, Table 3 "CUDA Toolkit and Corresponding
 # Driver Versions" (version, Linux x86_64 >=, Windows >=; None where NVIDIA prints N/A).
 TABLE3 = [
@@ -111,17 +133,57 @@ def test_every_redist_row(table, version, linux, windows):
     assert "Table 3" in row.note  # the row says that Table 3 was not read
 
 
+# Source: NVIDIA's local installer file names, cuda_<version>_<driver>_linux.run (and _windows.exe), as
+# quoted publicly: updates that no edition of Table 3 read here prints. The runfile bundles the driver.
+RUNFILE_ROWS = [
+    ("12.8.2", "570.211.01", "572.61"),  # cuda_12.8.2_570.211.01_linux.run, cuda_12.8.2_572.61_windows.exe
+    ("12.9.2", "575.57.08", "576.57"),  # cuda_12.9.2_575.57.08_linux.run, cuda_12.9.2_576.57_windows.exe
+    ("13.0.3", "580.126.20", None),  # cuda_13.0.3_580.126.20_linux.run
+    ("13.1.2", "590.48.01", None),  # cuda_13.1.2_590.48.01_linux.run
+    ("13.3.1", "610.43.02", None),  # cuda_13.3.1_610.43.02_linux.run
+]
+
+
+@pytest.mark.parametrize("version,linux,windows", RUNFILE_ROWS, ids=[f"nvidia-runfile-cuda-{v}" for v, _, _ in RUNFILE_ROWS])
+def test_every_runfile_row(table, version, linux, windows):
+    rows = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
+    assert len(rows) == 1, f"CUDA {version} must have exactly one row"
+    row = rows[0]
+    assert row.min_driver_linux.raw == linux
+    assert (row.min_driver_windows.raw if row.min_driver_windows else None) == windows
+    assert row.evidence == "runfile-name" and row.source == "nvidia-cuda-runfile-names"
+    assert "Not a Table 3 row" in row.note
+
+
+# Source: NVIDIA CUDA Toolkit 13.4 Update 1 Release Notes, 2.2 CUDA Driver: "CUDA 13.4 | R615"; "Update
+# releases within a CUDA minor version use the same driver branch"; 13.4 GA is versioned 13.4.1. NVIDIA
+# prints the branch only, so the row holds the branch.
+BRANCH_ROWS = [("13.4.1", "615"), ("13.4.2", "615")]
+
+
+def test_cuda_13_4_rows_hold_the_r615_branch_nvidia_prints(table):
+    for version, branch in BRANCH_ROWS:
+        (row,) = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
+        assert (row.min_driver_linux.raw, row.min_driver_windows) == (branch, None)
+        assert row.evidence == "driver-branch" and row.source == "nvidia-cuda-rn-13.4.2"
+    assert table.min_driver_full(CudaVersion.parse("13.4")).min_driver_linux.raw == "615"
+    assert table.cuda_supported_by_driver(DriverVersion.parse("615.71.09")) == CudaVersion.parse("13.4")
+    assert table.cuda_supported_by_driver(DriverVersion.parse("610.43.02")) == CudaVersion.parse("13.3")
+    # An update's runfile row never lowers its minor's full-support driver: 12.8 stays at 12.8 GA's 570.26.
+    assert table.min_driver_full(CudaVersion.parse("12.8")).min_driver_linux.raw == "570.26"
+    assert table.min_driver_full(CudaVersion.parse("9.2")).min_driver_linux.raw == "396.26"
+
+
 def test_table3_has_no_unverified_rows(table):
-    # Rows no NVIDIA publication settles here stay out: CUDA 9.x (Table 3 of the current notes starts
-    # at 10.0; older tables survive only in third-party copies), 12.8.2, 12.9.2, 13.0.3, 13.1.2, 13.3.1,
-    # 13.4.x and 13.5 (NVIDIA's pages for them were read only to their opening). There never was a CUDA
-    # 12.7 toolkit.
+    # Rows no NVIDIA publication (or NVIDIA's own installer names) settles here stay out: CUDA 13.5, whose
+    # notes were read only to their opening. There never was a CUDA 12.7 toolkit.
     versions = {str(r.version) for r in table.cuda_releases}
-    assert versions == {v for v, _, _ in TABLE3} | {v for v, _, _ in REDIST_ROWS}
+    settled = TABLE3 + TABLE3_OLD + REDIST_ROWS + RUNFILE_ROWS
+    assert versions == {v for v, _, _ in settled} | {v for v, _ in BRANCH_ROWS}
     assert all(r.evidence == "release-notes" for r in table.cuda_releases if str(r.version) in {v for v, _, _ in TABLE3})
     assert table.min_driver_full(CudaVersion.parse("12.7")) is None
     assert table.min_driver_full(CudaVersion.parse("13.3")).min_driver_linux.raw == "610.43.02"
-    assert table.min_driver_full(CudaVersion.parse("13.4")) is None
+    assert table.min_driver_full(CudaVersion.parse("13.5")) is None
     assert table.cuda_supported_by_driver(DriverVersion.parse("610.43.02")) == CudaVersion.parse("13.3")
 
 
@@ -163,6 +225,10 @@ def test_release_candidate_rows_do_not_set_the_minimum(table):
 @pytest.mark.parametrize(
     "cuda,low,high",
     [
+        ("8.0", "3.0", "6.2"),  # sm_60-62 (Pascal) added; 8.0 also builds Fermi, which the table does not name
+        ("9.0", "3.0", "7.0"),  # sm_70 (Volta) added, Fermi removed
+        ("9.1", "3.0", "7.2"),  # sm_72 added
+        ("9.2", "3.0", "7.2"),
         ("10.2", "3.0", "7.5"),  # last toolkit with sm_30
         ("11.0", "3.5", "8.0"),  # SM30 removed; A100 added
         ("11.8", "3.5", "9.0"),  # last with Kepler sm_35/37; Ada and Hopper added
@@ -198,15 +264,15 @@ def test_toolkit_rows_after_13_2_rest_on_nvrtc():
 RELEASES = [
     # 1.x: the wheel commands of the previous-versions page (v1.0.0-v1.13.1), public install commands for the
     # variants it leaves out (1.3 cu100, 1.10 cu113, 1.11 cu115), torch/version.py of each PyPI default wheel.
-    # cu90/cu92 (1.0-1.7) and cu80 (1.0.0) are not recorded: the table has no CUDA 9.x/8.0 driver rows yet.
-    ("1.0", ["cu100"], None, "previous-versions page (cu90, cu100); the 1.0.1 PyPI wheel is cu90"),
-    ("1.1", ["cu100"], None, "previous-versions page (cu90, cu100); the 1.1.0 PyPI wheel is cu90"),
-    ("1.2", ["cu100"], "cu100", "previous-versions page (cu92, cu100); 1.2.0 PyPI wheel: cuda 10.0.130"),
-    ("1.3", ["cu100", "cu101"], "cu101", "install commands (cu92, cu100); 1.3.1 PyPI wheel: cuda 10.1.243"),
-    ("1.4", ["cu101"], "cu101", "previous-versions page (cu92, cu101); 1.4.0 PyPI wheel: cuda 10.1"),
-    ("1.5", ["cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.5.1 PyPI wheel: cuda 10.2"),
-    ("1.6", ["cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.6.0 PyPI wheel: cuda 10.2"),
-    ("1.7", ["cu101", "cu102", "cu110"], "cu102", "previous-versions page (cu92 too); 1.7.1 PyPI wheel: cuda 10.2"),
+    # cu80 (1.0.0 only) is not recorded: the install command names 1.0.1, which has no cu80 wheel.
+    ("1.0", ["cu90", "cu100"], "cu90", "previous-versions page (cu90, cu100); the 1.0.1 PyPI wheel is cu90"),
+    ("1.1", ["cu90", "cu100"], "cu90", "previous-versions page (cu90, cu100); the 1.1.0 PyPI wheel is cu90"),
+    ("1.2", ["cu92", "cu100"], "cu100", "previous-versions page (cu92, cu100); 1.2.0 PyPI wheel: cuda 10.0.130"),
+    ("1.3", ["cu92", "cu100", "cu101"], "cu101", "install commands (cu92, cu100); 1.3.1 PyPI wheel: cuda 10.1.243"),
+    ("1.4", ["cu92", "cu101"], "cu101", "previous-versions page (cu92, cu101); 1.4.0 PyPI wheel: cuda 10.1"),
+    ("1.5", ["cu92", "cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.5.1 PyPI wheel: cuda 10.2"),
+    ("1.6", ["cu92", "cu101", "cu102"], "cu102", "previous-versions page (cu92, cu101, cu102); 1.6.0 PyPI wheel: cuda 10.2"),
+    ("1.7", ["cu92", "cu101", "cu102", "cu110"], "cu102", "previous-versions page (cu92 too); 1.7.1 PyPI wheel: cuda 10.2"),
     ("1.8", ["cu101", "cu102", "cu111"], "cu102", "previous-versions page (cu101 from 1.8.1); 1.8.1+cu102 on PyPI"),
     ("1.9", ["cu102", "cu111"], "cu102", "previous-versions page; 1.9.1+cu102 on PyPI"),
     ("1.10", ["cu102", "cu111", "cu113"], "cu102", "previous-versions page; install commands (cu113); 1.10.2+cu102 on PyPI"),
@@ -254,9 +320,10 @@ def _releases_with(table, predicate):
 def test_kepler_is_last_in_cu118(table):
     # Source: pytorch/builder manywheel/build.sh and build_cuda.sh (3.7 in every 1.x list from 1.3.1 on; release/2.0 to
     # release/2.5: cu117/cu118 append 3.7); CUDA 12.0 removed SM35/SM37. The sm_37 that a third-party table gives
-    # 2.6/2.7 cu118 comes from a third-party build and is not taken over: a K80 gets no 2.6 or 2.7 build.
+    # 2.6/2.7 cu118 is not taken over: PyTorch's 2.7-cycle runbook lists Kepler(3.7) for 11.8.0, but no release/2.6 or
+    # release/2.7 build script or cu118 wheel was read, so a K80 gets no 2.6 or 2.7 build until one is.
     with_kepler = _releases_with(table, lambda v: CC(3, 7) in v.arch_list)
-    assert {name for _, name in with_kepler} == {"cu100", "cu101", "cu102", "cu110", "cu111", "cu113", "cu115", "cu116", "cu117", "cu118"}
+    assert {name for _, name in with_kepler} == {"cu92", "cu100", "cu101", "cu102", "cu110", "cu111", "cu113", "cu115", "cu116", "cu117", "cu118"}
     assert max(table.release(version).key for version, _ in with_kepler) == (2, 5)
     for version in ("2.6", "2.7"):
         assert table.release(version).variant("cu118").coverage(CC(3, 7)) is None, version
@@ -407,10 +474,11 @@ def test_ptx_claimed_without_a_binary_is_unknown(table, version, name):
 
 
 def test_ptx_is_listed_only_where_read_from_a_binary(table):
-    # Source: the .nv_fatbin scans (docs/table.md): PTX is listed for the 1.2.0 (compute_50), 1.3.1, 1.4.0 and
-    # 1.5.1 (compute_37) PyPI wheels; every other variant with PTX on record is a binary read.
+    # Source: the .nv_fatbin scans (docs/table.md): PTX is listed for the 1.0.1 and 1.1.0 (cu90) and 1.2.0
+    # (compute_50), and the 1.3.1, 1.4.0 and 1.5.1 (compute_37) PyPI wheels; every other variant with PTX on
+    # record is a binary read.
     with_ptx = _releases_with(table, lambda v: bool(v.ptx))
-    assert with_ptx == [("1.2", "cu100"), ("1.3", "cu101"), ("1.4", "cu101"), ("1.5", "cu102")]
+    assert with_ptx == [("1.0", "cu90"), ("1.1", "cu90"), ("1.2", "cu100"), ("1.3", "cu101"), ("1.4", "cu101"), ("1.5", "cu102")]
     assert all(table.release(version).variant(name).evidence == "binary" for version, name in with_ptx)
     assert table.release("1.5").variant("cu102").coverage(CC(8, 6)) == "ptx"  # an RTX 3090 only by JIT
     assert table.release("1.5").variant("cu101").coverage(CC(8, 6)) is None  # its PTX is not on record

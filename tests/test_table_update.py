@@ -39,12 +39,12 @@ def wheel(version: str, variant: str, platform: str) -> str:
     return f"torch-{version}+{variant}-{TAGS[platform]}.whl"
 
 
-# What the fake index holds: 2.16.0 and 2.16.1 (cu130 and cu132 everywhere, cu134 -- a CUDA newer than
+# What the fake index holds: 2.16.0 and 2.16.1 (cu130 and cu132 everywhere, cu136 -- a CUDA newer than
 # the table's driver rows -- on Linux x86_64 only, and from 2.16.1 on), a 2.14.2 patch release, the
 # known 2.12.1 cu129, CPU and macOS wheels that carry no CUDA variant, and one name that is no wheel.
 FILES = (
     [wheel(v, cu, p) for v in ("2.16.0", "2.16.1") for cu in ("cu130", "cu132") for p in TAGS]
-    + [wheel("2.16.1", "cu134", "linux-x86_64")]
+    + [wheel("2.16.1", "cu136", "linux-x86_64")]
     + [wheel("2.14.2", "cu130", p) for p in TAGS]
     + [wheel("2.12.1", "cu129", "linux-x86_64"), "torch-2.16.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
        "torch-2.16.0-cp311-none-macosx_11_0_arm64.whl", "torch-2.16.0.tar.gz", "torchvision-0.31.0+cu130-cp311-cp311-win_amd64.whl"]
@@ -155,7 +155,7 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
 
     view = json.loads(cli("table", "--torch", "2.16", "--json").stdout)
     variants = {v["name"]: v for v in view["variants"]}
-    assert set(variants) == {"cu130", "cu132", "cu134"}
+    assert set(variants) == {"cu130", "cu132", "cu136"}
     assert view["full_version"] == "2.16.1"
     # 2.15's cu130 is unverified, so 2.16 cu130 borrows from 2.14's; cu132 from 2.15's (a read binary).
     for name, donor in (("cu130", "2.14 cu130"), ("cu132", "2.15 cu132")):
@@ -163,34 +163,34 @@ def test_update_from_a_pep503_page_makes_2_16_usable_with_inferred_arch_lists(se
         assert variants[name]["arch_list"] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
         assert variants[name]["platforms"] == ["linux-aarch64", "linux-x86_64", "windows"]
         assert variants[name]["platform_builds"][0]["arch_list"] == ["8.0", "9.0", "10.0", "11.0", "12.0"]
-    # cu134: no 2.x release has CUDA 13.4; the nearest lower CUDA of major 13 (2.15 cu132) lends its list.
-    assert variants["cu134"]["inferred_from"] == "2.15 cu132"
-    assert variants["cu134"]["platforms"] == ["linux-x86_64"] and variants["cu134"]["first_patch"] == "2.16.1"
+    # cu136: no 2.x release has CUDA 13.6; the nearest lower CUDA of major 13 (2.15 cu132) lends its list.
+    assert variants["cu136"]["inferred_from"] == "2.15 cu132"
+    assert variants["cu136"]["platforms"] == ["linux-x86_64"] and variants["cu136"]["first_patch"] == "2.16.1"
 
     rec = json.loads(cli("recommend", "--wheel", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100", "--format", "json").stdout)
     chosen = rec["recommendation"]
     assert chosen["torch"] == "2.16" and chosen["evidence"] == "inferred"
-    assert (chosen["variant"], chosen["support"]) == ("cu132", "full")  # full support beats cu134's floor
+    assert (chosen["variant"], chosen["support"]) == ("cu132", "full")  # full support beats cu136's floor
     assert any("inferred from PyTorch 2.15 cu132" in note for note in chosen["notes"])
-    assert chosen["inferred_variants"] == ["cu130", "cu132", "cu134"]
-    cu134 = next(r["reason"] for r in chosen["rejected"] if r["variant"] == "cu134")
-    assert "None" not in cu134 and "no driver row" in cu134  # CUDA 13.4 is newer than the table's driver rows
+    assert chosen["inferred_variants"] == ["cu130", "cu132", "cu136"]
+    cu136 = next(r["reason"] for r in chosen["rejected"] if r["variant"] == "cu136")
+    assert "None" not in cu136 and "no driver row" in cu136  # CUDA 13.6 is newer than the table's driver rows
     reasons = {r["variant"]: r["reason"] for r in chosen["rejected"]}
-    assert "minor-version compatibility" in reasons["cu134"]
+    assert "minor-version compatibility" in reasons["cu136"]
 
-    # A family that offers only cu134: CUDA 13.4 has no driver row, so the 13.x floor judges it, and says so.
-    families = Path(overlay_file().parent) / "only-cu134.toml"
+    # A family that offers only cu136: CUDA 13.6 has no driver row, so the 13.x floor judges it, and says so.
+    families = Path(overlay_file().parent) / "only-cu136.toml"
     families.write_text('[[family]]\nname = "acme/edge"\nrepository = "acme/edge"\ntag_template = "{torch_full}-{variant}"\n'
-                        '[family.offers]\n"2.16" = ["cu134"]\n')
+                        '[family.offers]\n"2.16" = ["cu136"]\n')
     rec = json.loads(cli("recommend", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100", "--families", str(families),
                          "--family", "acme/edge", "--format", "json").stdout)["recommendation"]
-    assert (rec["variant"], rec["support"], rec["image"]) == ("cu134", "minor-compat", "acme/edge:2.16.1-cu134")
-    assert any("CUDA 13.4 has no driver row in the table" in note for note in rec["notes"])
+    assert (rec["variant"], rec["support"], rec["image"]) == ("cu136", "minor-compat", "acme/edge:2.16.1-cu136")
+    assert any("CUDA 13.6 has no driver row in the table" in note for note in rec["notes"])
     assert rec["first_patch"] == "2.16.1" and "'torch==2.16.1'" in rec["pip_command"]
     windows = cli("recommend", "--torch", "2.16", "--snapshot", str(_windows_snapshot(families.parent)), "--driver",
                   "595.45.04", "--families",
                   str(families), "--family", "acme/edge", "--format", "json")
-    assert windows.returncode == 1  # cu134 is published for Linux x86_64 only
+    assert windows.returncode == 1  # cu136 is published for Linux x86_64 only
     assert "Linux x86_64 only" in json.loads(windows.stdout)["no_recommendation"]["rejected"][0]["reason"]
     # Without --torch the newest release that runs here (overlay included) is the target: its wheels;
     # PyTorch's images of 2.16 are not in the table, so the newest image is 2.15's.
@@ -237,7 +237,7 @@ def test_pep691_json_is_negotiated_by_accept(server):
     assert "application/vnd.pypi.simple.v1+json" in Index.accepts[-1]
     report = json.loads(result.stdout)
     assert report["sha256"] == hashlib.sha256(json_page(FILES)).hexdigest()  # the JSON form was read
-    assert report["releases"] == ["2.16"] and "2.16 cu134" in report["inferred"]
+    assert report["releases"] == ["2.16"] and "2.16 cu136" in report["inferred"]
 
 
 def test_dry_run_writes_nothing_and_clear_removes_the_overlay(server):
@@ -315,8 +315,8 @@ def test_a_corrupt_overlay_is_one_line_with_the_cure():
 
 def test_wheel_names_are_parsed_by_packaging():
     wheels = torch_wheels(FILES)
-    assert {(w.version, w.variant, w.platform) for w in wheels if w.release == "2.16" and w.variant == "cu134"} == {
-        ("2.16.1", "cu134", "linux-x86_64")
+    assert {(w.version, w.variant, w.platform) for w in wheels if w.release == "2.16" and w.variant == "cu136"} == {
+        ("2.16.1", "cu136", "linux-x86_64")
     }
     assert all(w.platform is not None for w in wheels if w.variant)  # the macOS wheel has no platform here
     assert not any(w.filename.startswith("torchvision") for w in wheels)
@@ -330,7 +330,7 @@ def test_inference_prefers_the_same_cuda_then_the_nearest_lower_of_the_major():
     releases = SHIPPED["pytorch_releases"]
     assert infer_from(releases, "2.16", "13.0")[1] == "2.14 cu130"  # 2.15's cu130 is unverified: skipped
     assert infer_from(releases, "2.16", "12.6")[1] == "2.14 cu126"
-    assert infer_from(releases, "2.16", "13.4")[1] == "2.15 cu132"
+    assert infer_from(releases, "2.16", "13.6")[1] == "2.15 cu132"
     assert infer_from(releases, "2.16", "14.0") is None  # no 14.x anywhere: nothing to infer from
 
 

@@ -56,7 +56,7 @@ BROKEN = [
          {"name": "cu127", "cuda": "12.7", "arch_list": ["8.0"], "ptx": [], "cudnn": None, "source": "torch-wheel-metadata"}),
      "pytorch_releases[2.9].variants[cu127]: CUDA 12.7 has no row in cuda_releases"),
     ("an unparsable driver version",
-     _set(["cuda_releases", 0, "min_driver_linux"], "410.4x"),
+     _set(["cuda_releases", 6, "min_driver_linux"], "410.4x"),
      "cuda_releases[10.0.130]: min_driver_linux: invalid driver version '410.4x'"),
     ("an unparsable CUDA version",
      _set(["cuda_releases", 3, "version"], "eleven"),
@@ -83,11 +83,14 @@ BROKEN = [
      lambda d: d["cuda_releases"].insert(1, copy.deepcopy(d["cuda_releases"][0])),
      "cuda_releases: duplicate CUDA release"),
     ("a minimum driver lower than an older release's",
-     _set(["cuda_releases", 2, "min_driver_linux"], "400.1"),
+     _set(["cuda_releases", 8, "min_driver_linux"], "400.1"),
      "cuda_releases[10.2.89]: minimum Linux driver 400.1 is lower than that of the older CUDA"),
     ("an arch the variant's toolkit cannot build",
      lambda d: _variant(d, "2.5", "cu121")["arch_list"].insert(0, "3.7"),
      "pytorch_releases[2.5].variants[cu121]: arch_list 3.7 is outside what CUDA 12.1 can build for"),
+    ("an install style PyTorch's pages do not use",
+     lambda d: _release(d, "1.7").__setitem__("install_style", "conda"),
+     "pytorch_releases[1.7]: install_style 'conda' must be one of index-url, extra-index-url, find-links, wheel-page"),
     ("a default variant the release does not ship",
      lambda d: _release(d, "2.9").__setitem__("default_variant", "cu118"),
      "pytorch_releases[2.9]: default_variant 'cu118' is not one of its variants"),
@@ -104,10 +107,11 @@ BROKEN = [
      _set(["updated"], "30/11/2026"),
      "'updated' must be a date written YYYY-MM-DD"),
     ("a driver row of unknown evidence",
-     lambda d: d["cuda_releases"][-1].__setitem__("evidence", "forum post"),
-     "cuda_releases[13.3.0]: evidence 'forum post' must be one of release-notes, redist-manifest"),
+     lambda d: next(r for r in d["cuda_releases"] if r["version"] == "13.3.0").__setitem__("evidence", "forum post"),
+     "cuda_releases[13.3.0]: evidence 'forum post' must be one of release-notes, redist-manifest, runfile-name, "
+     "driver-branch"),
     ("a driver row not from Table 3 without a note",
-     lambda d: d["cuda_releases"][-1].__setitem__("note", ""),
+     lambda d: next(r for r in d["cuda_releases"] if r["version"] == "13.3.0").__setitem__("note", ""),
      "cuda_releases[13.3.0]: a row not read from Table 3 (evidence redist-manifest) needs a note"),
     ("a branch designation NVIDIA does not use",
      lambda d: _branch(d, 580).__setitem__("designation", "LTS"),
@@ -157,7 +161,7 @@ def _cli(*args, env=None):
 def test_validate_shipped_table_exits_0():
     result = _cli("table", "--validate", default_table_path())
     assert result.returncode == 0, result.stderr
-    assert "valid (57 CUDA driver rows, 30 PyTorch releases" in result.stdout
+    assert "valid (70 CUDA driver rows, 30 PyTorch releases" in result.stdout
 
 
 def test_validate_broken_table_exits_2_with_one_line(tmp_path):

@@ -196,8 +196,9 @@ def test_no_fit_on_a_release_with_unverified_variants_says_so():
 
 
 def test_a_host_whose_driver_reports_cuda_13_4_is_judged_from_table_rows(tmp_path):
-    # NVML's own answer (CUDA 13.4 on an R615 driver) is the driver's CUDA; the build judged
-    # (2.15 cu132) has its own Table 3 row, 13.2 GA's 595.45.04, so no major floor is involved.
+    # NVML's own answer (CUDA 13.4 on an R615 driver) is the driver's CUDA, and the table has its row (13.4
+    # GA, the R615 branch); the build judged (2.15 cu132) has its own Table 3 row, 13.2 GA's 595.45.04, so
+    # no major floor is involved.
     data = json.loads(open(host("h100-550"), encoding="utf-8").read())
     data["host"]["driver"].update(driver_version="615.71.09", cuda_driver_version="13.4")
     snapshot = tmp_path / "h100-615.json"
@@ -207,8 +208,10 @@ def test_a_host_whose_driver_reports_cuda_13_4_is_judged_from_table_rows(tmp_pat
     assert "CUDA 13.2 needs >= 595.45.04" in codes["driver-ok"]["detail"]
 
 
-def test_a_planned_r615_driver_counts_as_cuda_13_3_until_a_13_4_row_is_settled():
-    # The newest settled driver row is 13.3.0 (610.43.02, NVIDIA's redistributable manifest); no
-    # NVIDIA publication read here gives 13.4's, so a plan with an R615 driver is judged as CUDA 13.3.
+def test_a_planned_r615_driver_is_judged_as_cuda_13_4_from_the_branch_row():
+    # NVIDIA's 13.4 Update 1 notes print 13.4's driver as a branch, R615 (the Linux driver is no longer
+    # bundled), so the 13.4 rows hold 615: any R615 driver runs CUDA 13.4; an R610 one stops at 13.3.
     _, codes = findings("--driver", "615.71.09", "--gpu", "H100")
+    assert "CUDA up to 13.4" in codes["nvml-ok"]["detail"]
+    _, codes = findings("--driver", "610.43.02", "--gpu", "H100")
     assert "CUDA up to 13.3" in codes["nvml-ok"]["detail"]

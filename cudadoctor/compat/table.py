@@ -15,6 +15,7 @@ from typing import Any, Optional
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 from .ngc import NgcFamily, NgcRelease
+from .install import install_command, wheel_page_url
 
 TABLE_SCHEMA = 1
 
@@ -59,14 +60,17 @@ class CudaRelease:
     source: str
     kind: str = ""  # "GA" | "update" | "RC", as NVIDIA labels the row
     note: str = ""
-    # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it) or "redist-manifest" (the
+    # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it), "redist-manifest" (the
     # driver NVIDIA pairs with the release in its own redistributable manifest and CUDA repository: the
     # cuda-compat package and the cuda-drivers package published with it; for 13.0 GA to 13.2 Update 2
-    # those equal Table 3's rows). Both are NVIDIA's own publication and both decide verdicts.
+    # those equal Table 3's rows), "runfile-name" (the driver NVIDIA's own installer bundles, as its file
+    # name cuda_X.Y.Z_<driver>_linux.run says, for updates no Table 3 prints) or "driver-branch" (NVIDIA
+    # prints only the minor's driver branch, from 13.4 on: the row holds the branch number, 615). All are
+    # NVIDIA's own publication and all decide verdicts.
     evidence: str = "release-notes"
 
 
-CUDA_ROW_EVIDENCE = ("release-notes", "redist-manifest")
+CUDA_ROW_EVIDENCE = ("release-notes", "redist-manifest", "runfile-name", "driver-branch")
 
 
 @record
@@ -253,6 +257,9 @@ class PytorchRelease:
     # The platforms where the plain `torch` wheel on PyPI is the default variant; elsewhere PyPI serves
     # a CPU-only wheel. Empty: not on record.
     default_wheel_platforms: tuple[str, ...] = ()
+    # How PyTorch's pages install its CUDA wheels (compat.install.INSTALL_STYLES): index-url from 2.0,
+    # extra-index-url for 1.11-1.13, find-links (-f .../torch_stable.html) for 1.2-1.10, wheel-page for 1.0/1.1.
+    install_style: str = "index-url"
 
     @property
     def unverified_variants(self) -> tuple[str, ...]:
@@ -676,6 +683,19 @@ class CompatTable:
             if found is not None:
                 return (family,) + found
         return None
+
+    def install_command(self, release: PytorchRelease, variant: WheelVariant) -> Optional[str]:
+        """The pip line PyTorch documents for this build of this release (None: download from its page)."""
+        index_url = self.wheel_index_url(variant.name)
+        page = wheel_page_url(release.install_style, index_url, self.wheel_index_root())
+        return install_command(
+            release.install_style, release.version, release.install_version(variant), variant.name, index_url, page,
+            variant.first_patch, plain_wheel=variant.name == release.default_variant,
+        )
+
+    def wheel_page_url(self, release: PytorchRelease, variant: WheelVariant) -> Optional[str]:
+        """The find-links page the release's documented install names (None from 1.11 on)."""
+        return wheel_page_url(release.install_style, self.wheel_index_url(variant.name), self.wheel_index_root())
 
     def wheel_index_url(self, variant: str) -> str:
         return self.wheel_index_template.format(variant=variant)

@@ -12,6 +12,7 @@ import re
 import string
 from typing import Any, Iterable, Optional
 
+from .install import DEFAULT_INSTALL_STYLE, INSTALL_STYLES
 from .ngc import NgcError, check_derived, parse_ngc_family, parse_ngc_release
 from .table import (
     BRAND_CLASSES,
@@ -465,6 +466,7 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                 default_wheel_platforms=platform_list(
                     entry.get("default_wheel_platforms", []), f"{where}.default_wheel_platforms"
                 ),
+                install_style=_install_style(entry, where),
             )
         )
     if not releases:
@@ -687,3 +689,11 @@ def parse_family(
         source=source,
         description=str(entry.get("description", "")),
     )
+
+
+def _install_style(entry: dict[str, Any], where: str) -> str:
+    """A release's ``install_style``: how PyTorch's pages install its CUDA wheels (default index-url)."""
+    style = entry.get("install_style", DEFAULT_INSTALL_STYLE)
+    if style not in INSTALL_STYLES:
+        raise TableError(f"{where}: install_style {quoted(style)} must be one of {', '.join(INSTALL_STYLES)}")
+    return str(style)

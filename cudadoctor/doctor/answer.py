@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..compat.install import install_command
 from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.findings import FAIL, INFO, Action, Finding
@@ -42,6 +43,9 @@ class Build:
     support: Optional[str]  # full | minor-compat | forward-compat | unknown
     wheel_index_url: Optional[str]
     pip_command: Optional[str]
+    # The find-links page PyTorch's pages name for this release's wheels (1.0-1.10; None from 1.11):
+    # where a 1.0/1.1 wheel is downloaded from when there is no pip line.
+    wheel_page_url: Optional[str] = None
     # The driver it needs, when the driver is not known here (support "unknown").
     needs_driver: Optional[str] = None
 
@@ -83,11 +87,14 @@ class Answer:
 
 
 def pip_command(rec: Recommendation) -> Optional[str]:
-    """The pip line that installs a recommendation's wheel (None when nothing fits)."""
-    if not rec.found:
+    """The pip line that installs a recommendation's wheel, in the form PyTorch documents for its
+    release (None when nothing fits, and for a non-default wheel of 1.0/1.1: see wheel_page_url)."""
+    if not rec.found or not rec.wheel_index_url:
         return None
-    # A variant that appeared in a later patch release is pinned to that patch ('torch==2.12.1').
-    return pip_line(rec.torch, rec.wheel_index_url, rec.first_patch)
+    return install_command(
+        rec.install_style, rec.torch, rec.install_version or rec.torch, rec.variant or "", rec.wheel_index_url,
+        rec.wheel_page_url, rec.first_patch, plain_wheel=rec.plain_wheel,
+    )
 
 
 def pip_line(torch: Optional[str], index_url: Optional[str], first_patch: Optional[str] = None) -> Optional[str]:
@@ -111,6 +118,7 @@ def _build(host: HostView, rec: Recommendation) -> Build:
     return Build(
         torch=rec.torch, variant=rec.variant or "", cuda=rec.cuda, image=rec.image, support=rec.support,
         wheel_index_url=rec.wheel_index_url, pip_command=pip_command(rec), needs_driver=needs,
+        wheel_page_url=rec.wheel_page_url,
     )
 
 

@@ -21,7 +21,7 @@ def action_payload(action: Action) -> dict[str, Any]:
         "image": action.image,
         "support": action.support,
         "wheel_index_url": action.wheel_index_url,
-        "pip_command": pip_line(action.torch, action.wheel_index_url),
+        "pip_command": action.pip_command or pip_line(action.torch, action.wheel_index_url),
     }
 
 
@@ -31,6 +31,7 @@ def _build_payload(build: Optional[Build]) -> Optional[dict[str, Any]]:
     return {
         "torch": build.torch, "variant": build.variant, "cuda": build.cuda, "image": build.image, "support": build.support,
         "wheel_index_url": build.wheel_index_url, "pip_command": build.pip_command, "needs_driver": build.needs_driver,
+        "wheel_page_url": build.wheel_page_url,
     }
 
 

@@ -33,6 +33,9 @@ class Action:
     image: Optional[str] = None
     support: Optional[str] = None  # full | minor-compat: what the variant gets once the action is done
     wheel_index_url: Optional[str] = None
+    # The pip line PyTorch documents for that build (None: the index-url form from torch and
+    # wheel_index_url; set where the release documents another form, such as -f for 1.2-1.10).
+    pip_command: Optional[str] = None
 
 
 @record

@@ -43,6 +43,8 @@ def recommendation_payload(rec: Recommendation) -> Optional[dict[str, Any]]:
         "support": rec.support,
         "wheel_index_url": rec.wheel_index_url,
         "pip_command": pip_command(rec),
+        "install_style": rec.install_style,
+        "wheel_page_url": rec.wheel_page_url,
         "why": rec.why,
         "rejected": [{"variant": r.variant, "reason": r.reason} for r in rec.rejected],
         **_certainty(rec),

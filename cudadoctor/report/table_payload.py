@@ -70,6 +70,9 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
         "platforms": list(variant.platforms),  # empty: not restricted on record
         "first_patch": variant.first_patch,
         "install_version": release.install_version(variant),
+        # The pip line in the form PyTorch documents for the release (None: download from wheel_page_url).
+        "pip_command": table.install_command(release, variant),
+        "wheel_page_url": table.wheel_page_url(release, variant),
         "inferred_from": variant.inferred_from or None,
         "platform_builds": [
             {
@@ -93,6 +96,7 @@ def release_view(table: CompatTable, release: PytorchRelease) -> dict[str, Any]:
         "released": release.released,
         "default_variant": release.default_variant,
         "default_wheel_platforms": list(release.default_wheel_platforms),
+        "install_style": release.install_style,
         "unverified_variants": list(release.unverified_variants),
         "inferred_variants": list(release.inferred_variants),
         "note": release.note,

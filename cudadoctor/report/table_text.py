@@ -71,6 +71,14 @@ def _say(console: Console, *segments: Any) -> None:
     Printer(console).line(*((seg, "") if isinstance(seg, str) else seg for seg in segments))
 
 
+# How a driver row not printed as a version in Table 3 is known (compat.table.CUDA_ROW_EVIDENCE): its mark and footnote.
+_DRIVER_ROW_MARKS = {
+    "redist-manifest": (" †", "not read from Table 3: the driver NVIDIA pairs with the release in its redistributable manifest and CUDA repository"),
+    "runfile-name": (" ‡", "no Table 3 row: the driver NVIDIA's own installer bundles, as its file name (cuda_X.Y.Z_<driver>_linux.run) says"),
+    "driver-branch": (" §", "NVIDIA prints only the driver branch: any driver of that branch or newer"),
+}
+
+
 def render_overview(console: Console, table: CompatTable) -> None:
     drivers = _table(
         "CUDA toolkit and driver (NVIDIA Table 3: the driver packaged with each release)",
@@ -80,11 +88,12 @@ def render_overview(console: Console, table: CompatTable) -> None:
         "Windows >=",
     )
     for row in table.cuda_releases:
-        mark = "" if row.evidence == "release-notes" else " †"
+        mark = _DRIVER_ROW_MARKS.get(row.evidence, ("", ""))[0]
         _row(drivers, f"{row.version}{mark}", row.kind or "", row.min_driver_linux, row.min_driver_windows or "n/a")
     _show(console, drivers)
-    if any(row.evidence != "release-notes" for row in table.cuda_releases):
-        _print(console, "† not read from Table 3: the driver NVIDIA pairs with the release in its redistributable manifest and CUDA repository", "dim")
+    for evidence, (mark, words) in _DRIVER_ROW_MARKS.items():
+        if any(row.evidence == evidence for row in table.cuda_releases):
+            _print(console, f"{mark.strip()} {words}", "dim")
     floors = _table("Minor-version compatibility (runs, with caveats, below the Table 3 driver)", "CUDA", "Linux >=", "Windows >=", "NVIDIA's wording")
     for floor in table.minor_version_compat:
         _row(floors, f"{floor.cuda_major}.x", floor.min_driver_linux, floor.min_driver_windows or "n/a", floor.nvidia_text)
@@ -149,7 +158,10 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
             _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'], build.get('ptx_unknown', False))} ({build['evidence']})")
         if v["inferred_from"]:
             _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
-        Printer(console).command(f"pip install torch=={v['install_version']} --index-url {v['wheel_index_url']}")
+        if v["pip_command"]:
+            Printer(console).command(v["pip_command"])
+        elif v["wheel_page_url"]:
+            _print(console, f"  download the wheel for your Python from {v['wheel_page_url']} (PyTorch's page gives no pip command)")
         for image in v["images"]:
             _print(console, f"  image: {image}")
         if v["note"]:

@@ -113,12 +113,22 @@ def _build_words(build: Build, newest: bool = False) -> list[Segment]:
     return [(what, "bold green"), (f" ({about}){why}", "")]
 
 
+_DOWNLOAD = "no pip command on PyTorch's page for this release's wheel; download it for your Python from "
+
+
+def _install_lines(out: Printer, build: Build) -> None:
+    """The build's pip command; for a 1.0/1.1 wheel that PyTorch documents only as a download, its page."""
+    if build.pip_command:
+        out.command(build.pip_command)
+    elif build.wheel_page_url:
+        out.line((_DOWNLOAD, ""), (build.wheel_page_url, ""), hanging=2)
+
+
 def _build_lines(out: Printer, lead: str, build: Build, newest: bool = False, explained: Optional[str] = None) -> None:
     """"<lead> <build>", the wheel's pip command under it, and minor-version compatibility
     explained where the build relies on it."""
     out.line((lead, "bold"), (" ", ""), *_build_words(build, newest), hanging=2)
-    if build.pip_command:
-        out.command(build.pip_command)
+    _install_lines(out, build)
     if explained:
         out.line((explained, ""), hanging=2)
 
@@ -166,6 +176,8 @@ def render_recommendation(console: Console, rec: Recommendation, show_rejected: 
             command = pip_command(rec)
             if command:
                 out.command(command, indent=0, style="bold green")
+            elif rec.wheel_page_url:
+                out.line((_DOWNLOAD, ""), (rec.wheel_page_url, "bold green"))
             out.line(("index URL: ", ""), (rec.wheel_index_url or "none recorded", ""))
             out.line((f"PyTorch {rec.torch} {rec.variant} (CUDA {rec.cuda}): {rec.why}.", ""))
         else:
@@ -306,8 +318,7 @@ def _render_verdict(out: Printer, result: CheckResult, answer: Answer) -> None:
         return
     if answer.kind == USE and build is not None:
         out.line(*label, (f"{count_words}: use ", ""), *_build_words(build, answer.newest_that_runs), hanging=2)
-        if build.pip_command:
-            out.command(build.pip_command)
+        _install_lines(out, build)
         if answer.explained:
             out.line((answer.explained, ""), hanging=2)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..compat.install import DEFAULT_INSTALL_STYLE, install_command
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import DriverSupport, gpu_label
 from ..model.facts import TorchFacts
@@ -176,11 +177,20 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     if fit is None:
         return None
     release, rec = fit
+    why = f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
+    variant = release.variant(rec.variant or "")
+    if release.install_style != DEFAULT_INSTALL_STYLE and variant is not None:
+        # 1.0-1.13: the form PyTorch's previous-versions page documents for the release (-f, --extra-index-url).
+        index_url = table.wheel_index_url(variant.name)
+        page = table.wheel_page_url(release, variant)
+        patch = version if release is installed and version else release.install_version(variant)
+        line = install_command(release.install_style, release.version, patch, variant.name, index_url, page,
+                               plain_wheel=variant.name == release.default_variant)
+        if line is None:
+            return f"download the {variant.name} wheel of torch {patch} for your Python from {page} and install it  {why}"
+        return line.replace("pip install ", "pip install --force-reinstall ", 1) + f"  {why}"
     pin = f"torch=={version}" if release is installed else f"torch=={rec.first_patch or release.version + '.*'}"
-    return (
-        f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
-        f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
-    )
+    return f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  {why}"
 
 
 def _extension_findings(ctx: CheckContext, torch: TorchFacts) -> list[Finding]:
