@@ -216,25 +216,31 @@ def _export(result: "FleetResult", table: "CompatTable", output_format: str) -> 
     """--format prometheus or html: the whole fleet, its matrix and plan, in that format on stdout."""
     from ..about import __version__
 
-    matrix, plan = _planning(result, table, True, output_format == "html")
-    assert matrix is not None
     if output_format == "prometheus":
+        from ..fleet.matrix import coverage_matrix
         from ..fleet.prometheus import prometheus_text
 
-        click.echo(prometheus_text(result, matrix, __version__), nl=False)
-    else:
-        from ..report.fleet_html import fleet_html
+        _refuse_ngc(result)
+        # Every release: a series must not vanish when its release stops running anywhere.
+        click.echo(prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__), nl=False)
+        return
+    from ..report.fleet_html import fleet_html
 
-        assert plan is not None
-        click.echo(fleet_html(result, matrix, plan, __version__), nl=False)
+    matrix, plan = _planning(result, table, True, True)
+    assert matrix is not None and plan is not None
+    click.echo(fleet_html(result, matrix, plan, __version__), nl=False)
+
+
+def _refuse_ngc(result: "FleetResult") -> None:
+    if result.request.ngc is not None:
+        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels: they do not take an NGC --family")
 
 
 def _planning(result: "FleetResult", table: "CompatTable", matrix: bool, plan: bool) -> tuple[Optional["Matrix"], Optional["UpgradePlan"]]:
     """The coverage matrix and the upgrade plan, each when asked for (NGC families have months, not releases)."""
     if not (matrix or plan):
         return None, None
-    if result.request.ngc is not None:
-        raise InputError("--matrix and --plan judge PyTorch releases as wheels: they do not take an NGC --family")
+    _refuse_ngc(result)
     from ..fleet.matrix import coverage_matrix
     from ..fleet.plan import upgrade_plan
 

@@ -91,7 +91,7 @@ def _write_metrics(path: str, facts: "HostFacts") -> None:
     table = replace(table, default_ngc=None) if table.default_ngc else table
     result = judge_fleet([FleetHost("this-host", "probe", SNAPSHOT, facts)], table, resolve_request(table))
     try:
-        write_atomically(path, prometheus_text(result, coverage_matrix(result, table), __version__))
+        write_atomically(path, prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__))
     except OutputError as exc:
         raise InputError(str(exc)) from None
 

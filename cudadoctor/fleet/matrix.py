@@ -158,14 +158,15 @@ def _driver_key(version: Optional[str]) -> tuple[int, ...]:
     return tuple(int(p) for p in (version or "0").split(".") if p.isdigit())
 
 
-def coverage_matrix(fleet: FleetResult, table: CompatTable) -> Matrix:
-    """Every release from the oldest that runs on some judged host to the newest, on every judged group."""
+def coverage_matrix(fleet: FleetResult, table: CompatTable, every_release: bool = False) -> Matrix:
+    """Every release from the oldest that runs on some judged host (``every_release``: the oldest
+    the table knows) to the newest, on every judged group."""
     request = fleet.request
     groups = tuple(g for g in fleet.groups if g.facts is not None and g.result is not None)
     unjudged = sum(len(g.hosts) for g in fleet.groups if g.facts is None or g.result is None)
     newest_first = sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
     rows = [_row(release, groups, table, request) for release in newest_first]
-    while rows and rows[-1].runs == 0:  # older than the oldest release any host runs
+    while rows and rows[-1].runs == 0 and not every_release:  # older than the oldest release any host runs
         rows.pop()
     if not rows:  # nothing runs anywhere: the newest release alone shows why
         rows = [_row(newest_first[0], groups, table, request)] if newest_first and groups else []
