@@ -168,7 +168,7 @@ def _chart(fleet: FleetResult) -> str:
                       f"<text x=\"{left + j * 90 + 16}\" y=\"{legend_y}\" font-size=\"12\">{verdict}</text>")
     return (
         "<h2>Hosts by driver branch and verdict</h2><figure>"
-        f"<svg id=\"branch-chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {left + bar + 60} {height}\" role=\"img\" "
+        f"<svg id=\"branch-chart\" viewBox=\"0 0 {left + bar + 60} {height}\" role=\"img\" "
         f"aria-label=\"hosts by driver branch and verdict\">{''.join(shapes)}</svg></figure>"
     )
 
