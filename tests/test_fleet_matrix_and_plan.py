@@ -12,7 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from fleet_nodes import gfd_labels, node, node_list
+from cudadoctor.fleet.judge import judge_fleet
+from fleet_nodes import gfd_labels, mixed_cluster, node, node_list
 from helpers import HOSTS, invoke
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "cudadoctor" / "schemas" / "fleet.schema.json").read_text())
@@ -93,6 +94,33 @@ def test_each_matrix_row_is_what_fleet_says_for_that_release(torch: str):
         assert cell["verdict"] == group["verdict"]
         if group["verdict"] != "fail":
             assert cell["variant"] == group["recommendation"]["variant"]
+
+
+@pytest.mark.parametrize("source", ["snapshots", "node list"])
+def test_every_cell_of_the_matrix_is_the_checks_verdict_for_that_release(source: str, tmp_path: Path):
+    """The matrix skips the check where no build can run; every cell must still be what the check says."""
+    from cudadoctor.app.loader import load_table
+    from cudadoctor.doctor import resolve_request
+    from cudadoctor.fleet.matrix import coverage_matrix
+    from cudadoctor.fleet.sources import SnapshotCache, decode_source, hosts_in
+
+    if source == "snapshots":
+        paths = sorted(str(p) for p in HOSTS.glob("*.json"))
+    else:
+        path = tmp_path / "nodes.json"
+        path.write_text(json.dumps(mixed_cluster(per_pool=1, cpu_nodes=1)))
+        paths = [str(path)]
+    cache = SnapshotCache()
+    hosts = [h for p in paths for h in hosts_in(decode_source(Path(p).read_text(), p), p, Path(p).stem, cache)]
+    table = load_table()
+    fleet = judge_fleet(hosts, table, resolve_request(table))
+    matrix = coverage_matrix(fleet, table, every_release=True)
+    assert len(matrix.rows) == len(table.pytorch_releases)
+    for row in matrix.rows:
+        pinned = judge_fleet(hosts, table, resolve_request(table, torch=row.torch))
+        verdicts = {g.names: (g.verdict, g.result.recommendation.variant if g.result and g.verdict != "fail" else None)
+                    for g in pinned.groups if g.result is not None}
+        assert {g.names: (c.verdict, c.variant) for g, c in zip(matrix.groups, row.cells)} == verdicts, row.torch
 
 
 def test_matrix_text_says_the_answer_first_and_names_every_group():

@@ -111,13 +111,26 @@ def _cell(result: CheckResult) -> Cell:
     return Cell(result.verdict, rec.variant, rec.cuda, rec.support, rec.image)
 
 
-def _row(release: PytorchRelease, groups: Sequence[HostGroup], table: CompatTable, request: Request) -> MatrixRow:
+NO_BUILD = Cell(FAIL, None, None, None, None)
+
+
+def _row(
+    release: PytorchRelease, groups: Sequence[HostGroup], views: Sequence[HostView], table: CompatTable, request: Request
+) -> MatrixRow:
+    from ..recommend import fit_tier
+
     pinned = release_request(request, release)
     cells = []
     counts = {"ok": 0, "warn": 0, FAIL: 0}
-    for group in groups:
+    for group, view in zip(groups, views):
         assert group.facts is not None
-        cell = _cell(check(group.facts, table, pinned))
+        # The check fails where no build can run (the fleet's own test, judge._build_coverage): a
+        # failure no build avoids, or no wheel of the release that fits the driver and GPUs. Only
+        # the rest need the check, which says ok or warn and names the build.
+        if group.broken or all(fit_tier(view, release, v.name) is None for v in release.variants):
+            cell = NO_BUILD
+        else:
+            cell = _cell(check(group.facts, table, pinned))
         counts[cell.verdict if cell.verdict in counts else FAIL] += len(group.hosts)
         cells.append(cell)
     return MatrixRow(release.version, counts["ok"], counts["warn"], counts[FAIL], tuple(cells))
@@ -165,11 +178,12 @@ def coverage_matrix(fleet: FleetResult, table: CompatTable, every_release: bool 
     groups = tuple(g for g in fleet.groups if g.facts is not None and g.result is not None)
     unjudged = sum(len(g.hosts) for g in fleet.groups if g.facts is None or g.result is None)
     newest_first = sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
-    rows = [_row(release, groups, table, request) for release in newest_first]
+    views = [HostView.of(g.facts, table) for g in groups if g.facts is not None]
+    rows = [_row(release, groups, views, table, request) for release in newest_first]
     while rows and rows[-1].runs == 0 and not every_release:  # older than the oldest release any host runs
         rows.pop()
     if not rows:  # nothing runs anywhere: the newest release alone shows why
-        rows = [_row(newest_first[0], groups, table, request)] if newest_first and groups else []
+        rows = [_row(newest_first[0], groups, views, table, request)] if newest_first and groups else []
     runs_somewhere = [any(row.cells[i].runs for row in rows) for i in range(len(groups))]
     runs_none = tuple(_why_none(g, i, table, request) for i, g in enumerate(groups) if not runs_somewhere[i])
     able = sum(len(g.hosts) for g, ok in zip(groups, runs_somewhere) if ok)
