@@ -140,6 +140,20 @@ def test_matrix_text_says_the_answer_first_and_names_every_group():
         assert any(line.startswith("  G") and line.endswith(name) for line in lines), name
 
 
+def test_a_fleet_without_gpu_facts_has_nothing_to_tabulate_or_plan(tmp_path: Path):
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(node_list([node("cpu-0"), node("cpu-1")])))
+    doc = fleet_json(str(path), "--matrix", "--plan")
+    assert doc["matrix"]["releases"] == [] and doc["matrix"]["unjudged"] == 2 and doc["matrix"]["every"] is None
+    assert doc["plan"]["judged"] == 0 and doc["plan"]["steps"] == [] and doc["plan"]["never"] == []
+    run = invoke("fleet", str(path), "--matrix", "--plan")
+    assert run.exit_code == 0
+    assert run.stdout.splitlines()[:2] == ["Every host: no host runs any release the table knows",
+                                           "Not judged: 2 hosts whose sources carry no GPU facts"]
+    assert "nothing to plan: no host carries GPU facts" in run.stdout
+    assert not [line for line in run.stdout.splitlines() if line.startswith("release")]  # no empty table
+
+
 def test_matrix_and_plan_refuse_a_fixed_build_in_one_line():
     for flag in ("--matrix", "--plan"):
         run = invoke("fleet", str(HOSTS), flag, "--variant", "cu126")

@@ -77,11 +77,19 @@ def _answer(fleet: FleetResult, matrix: Matrix) -> str:
     if matrix.every is not None:
         lines.append(f"<p id=\"every\"><strong>Every host:</strong> PyTorch {_h(matrix.every)} is the newest release that runs on "
                      f"every host able to run PyTorch ({matrix.able} of {judged}).</p>")
-    else:
+    elif matrix.able:
         lines.append(f"<p id=\"every\"><strong>Every host:</strong> no release runs on all {matrix.able} hosts able to run PyTorch.</p>")
+    else:
+        lines.append("<p id=\"every\"><strong>Every host:</strong> no host runs any release the table knows.</p>")
     if matrix.most is not None:
         lines.append(f"<p id=\"most\"><strong>Most hosts:</strong> PyTorch {_h(matrix.most)} runs on {matrix.most_hosts} of "
                      f"{judged}.</p>")
+    if matrix.every is None and matrix.most is not None:
+        for index in matrix.left_out(matrix.most):
+            group, span = matrix.groups[index], matrix.span(index)
+            assert span is not None
+            lines.append(f"<p class=\"left-out\">PyTorch {_h(matrix.most)} leaves out {_names(group.names)} "
+                         f"<span class=\"muted\">({_h(describe(group))})</span>, which runs PyTorch {_h(span[0])} to {_h(span[1])}.</p>")
     if matrix.runs_none:
         items = "".join(
             f"<li><strong>{_h(r.reason)}</strong>: {_names(matrix.groups[r.group].names)} "

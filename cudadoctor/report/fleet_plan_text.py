@@ -61,6 +61,8 @@ def _answer(out: Printer, matrix: Matrix, hosts: int) -> None:
 def render_matrix(console: Console, matrix: Matrix, hosts: int) -> None:
     out = Printer(console)
     _answer(out, matrix, hosts)
+    if not matrix.groups:
+        return
     out.blank()
     labels = [f"G{i + 1}" for i in range(len(matrix.groups))]
     cells = [[cell_text(c) for c in row.cells] for row in matrix.rows]
@@ -94,5 +96,7 @@ def render_plan(console: Console, plan: UpgradePlan) -> None:
         for entry in plan.never:
             out.line((f"{names_shown(entry.group.names)} ", ""), (f"({entry.group.describe}) ", "dim"), (f"{entry.reason}: ", "yellow"),
                      (entry.detail, ""), indent=5, hanging=7)
-    if not plan.steps and not plan.never:
+    if not plan.judged:
+        out.line(("nothing to plan: no host carries GPU facts", "dim"), indent=2)
+    elif not plan.steps and not plan.never:
         out.line(("nothing to upgrade: every judged host runs it", "green"), indent=2)
