@@ -64,6 +64,30 @@ def test_matrix_on_the_shipped_snapshots_names_the_hosts_that_run_no_release_and
     assert [matrix["groups"][int(g[1:]) - 1]["hosts"] for g in matrix["left_out"]] == [["k80-470"]]
 
 
+def changed_snapshot(tmp_path: Path, name: str, source: str, driver: dict[str, str] | None = None,
+                     gpu: dict[str, str] | None = None) -> str:
+    data = json.loads((HOSTS / f"{source}.json").read_text())
+    data["host"]["hostname"] = name
+    data["host"]["driver"].update(driver or {})
+    for each in data["host"]["gpus"]:
+        each.update(gpu or {})
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_matrix_tells_a_gpu_no_build_covers_from_a_driver_too_old_for_every_build(tmp_path: Path):
+    k10 = changed_snapshot(tmp_path, "k10", "k80-470", gpu={"name": "Tesla K10", "compute_capability": "3.0"})
+    old_driver = {"driver_version": "418.87.01", "cuda_driver_version": "10.1", "nvml_version": "10.418.87.01"}
+    h100 = changed_snapshot(tmp_path, "h100-418", "h100-550", driver=old_driver)
+    matrix = fleet_json(k10, h100, "--matrix")["matrix"]
+    by_host = {entry["hosts"][0]: entry for entry in matrix["runs_none"]}
+    assert by_host["k10"]["reason"] == "gpu-too-old"
+    assert by_host["h100-418"]["reason"] == "driver-too-old"
+    assert by_host["h100-418"]["detail"] == "upgrade the NVIDIA driver to >= 450.80.02 to run PyTorch 2.7 cu118"
+    assert matrix["able"] == 0 and matrix["every"] is None and matrix["most"] is None
+
+
 def test_matrix_names_the_newest_release_every_able_host_runs(tmp_path: Path):
     matrix = fleet_json(hosts_dir(tmp_path, without=("rtx5090-570",)), "--matrix")["matrix"]
     assert matrix["every"] == "2.5" and matrix["able"] == 8

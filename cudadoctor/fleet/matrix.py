@@ -16,6 +16,7 @@ from ..host.view import HostView
 from ..model.facts import NVML_DRIVER_NOT_LOADED, NVML_LIBRARY_MISSING, NVML_NOT_PROBED, NVML_OK
 from ..model.findings import FAIL
 from ..model.record import record, replace
+from ..model.versions import DriverVersion
 from .judge import FleetResult, HostGroup
 
 # Why a group runs no release (the JSON's ``runs_none[].reason``).
@@ -136,39 +137,41 @@ def _row(
     return MatrixRow(release.version, counts["ok"], counts["warn"], counts[FAIL], tuple(cells))
 
 
+def unable(group: HostGroup, view: HostView) -> Optional[str]:
+    """Why no build can run on the group whatever the release, when that is so: no driver, a
+    driver NVML cannot read, no GPU in scope, or another failure no build avoids (HostGroup.broken);
+    None when the builds decide it. The matrix and the plan both name groups by it."""
+    from ..recommend import nothing_to_run_on, no_gpu_in_scope
+
+    state = view.facts.driver.nvml_state
+    if state in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED):
+        return NO_DRIVER
+    if group.broken and state not in (NVML_OK, NVML_NOT_PROBED):
+        return BROKEN_DRIVER  # a driver is there, and NVML cannot read it (a version mismatch, a hang ...)
+    if nothing_to_run_on(view):
+        return NO_DRIVER
+    if no_gpu_in_scope(view):
+        return NO_GPU
+    return OTHER if group.broken else None
+
+
 def _why_none(group: HostGroup, index: int, table: CompatTable, request: Request) -> RunsNone:
     """Why a group runs no release: what its own check found, in the matrix's terms."""
-    from ..recommend import nothing_to_run_on, no_gpu_in_scope, release_upgrade
+    from ..recommend import release_upgrade
 
     assert group.facts is not None and group.result is not None
     view = HostView.of(group.facts, table)
     codes = tuple(dict.fromkeys(f.code for f in group.result.findings if f.severity == FAIL))
-    detail = group.fix or ""
-    state = group.facts.driver.nvml_state
-    if state in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED):
-        reason = NO_DRIVER
-    elif group.broken and state not in (NVML_OK, NVML_NOT_PROBED):
-        reason = BROKEN_DRIVER  # a driver is there, and NVML cannot read it (a version mismatch, a hang ...)
-    elif nothing_to_run_on(view):
-        reason = NO_DRIVER
-    elif no_gpu_in_scope(view):
-        reason = NO_GPU
-    elif group.broken:
-        reason = OTHER
-    else:
-        upgrades = [u for u in (release_upgrade(view, r, request.family) for r in reversed(table.pytorch_releases)) if u is not None]
-        if upgrades:
-            reason = DRIVER_TOO_OLD
-            smallest = min(upgrades, key=lambda a: _driver_key(a.min_driver))
-            detail = f"upgrade the NVIDIA driver to >= {smallest.min_driver} to run PyTorch {smallest.torch} {smallest.variant}"
-        else:
-            reason = GPU_TOO_OLD
-            detail = "no release the table knows has a build with code for these GPUs"
-    return RunsNone(index, reason, codes, detail)
-
-
-def _driver_key(version: Optional[str]) -> tuple[int, ...]:
-    return tuple(int(p) for p in (version or "0").split(".") if p.isdigit())
+    reason = unable(group, view)
+    if reason is not None:
+        return RunsNone(index, reason, codes, group.fix or ", ".join(codes))
+    newest_first = sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
+    upgrades = [u for u in (release_upgrade(view, r, request.family) for r in newest_first) if u is not None and u.min_driver]
+    if not upgrades:
+        return RunsNone(index, GPU_TOO_OLD, codes, "no release the table knows has a build with code for these GPUs")
+    smallest = min(upgrades, key=lambda a: DriverVersion.parse(a.min_driver or ""))  # the newest release among equal floors
+    detail = f"upgrade the NVIDIA driver to >= {smallest.min_driver} to run PyTorch {smallest.torch} {smallest.variant}"
+    return RunsNone(index, DRIVER_TOO_OLD, codes, detail)
 
 
 def coverage_matrix(fleet: FleetResult, table: CompatTable, every_release: bool = False) -> Matrix:

@@ -11,12 +11,11 @@ from typing import Optional
 from ..compat.table import CompatTable, PytorchRelease
 from ..doctor.check import check
 from ..host.view import HostView
-from ..model.facts import NVML_DRIVER_NOT_LOADED, NVML_LIBRARY_MISSING, NVML_NOT_PROBED, NVML_OK
 from ..model.findings import FAIL, Action
 from ..model.record import record
 from ..model.versions import DriverVersion
 from .judge import FleetResult, HostGroup
-from .matrix import BROKEN_DRIVER, NO_DRIVER, NO_GPU, OTHER, release_request
+from .matrix import OTHER, release_request, unable
 
 GPU_NOT_BUILT = "gpu-not-built"  # no build of the release carries code for the group's GPUs
 
@@ -77,18 +76,12 @@ def _plan_group(group: HostGroup) -> PlanGroup:
     return PlanGroup(group.names, describe(group))
 
 
-def _never(group: HostGroup, view: HostView, release: PytorchRelease, table: CompatTable, codes: tuple[str, ...]) -> NeverRuns:
-    from ..recommend import build_fix, nothing_to_run_on, no_gpu_in_scope
+def _never(group: HostGroup, view: HostView, release: PytorchRelease, codes: tuple[str, ...]) -> NeverRuns:
+    from ..recommend import build_fix
 
-    state = view.facts.driver.nvml_state
-    if state in (NVML_LIBRARY_MISSING, NVML_DRIVER_NOT_LOADED) or (nothing_to_run_on(view) and not group.broken):
-        return NeverRuns(_plan_group(group), NO_DRIVER, codes, group.fix or "no NVIDIA driver or GPU is known on these hosts")
-    if group.broken and state not in (NVML_OK, NVML_NOT_PROBED):
-        return NeverRuns(_plan_group(group), BROKEN_DRIVER, codes, group.fix or ", ".join(codes))
-    if no_gpu_in_scope(view):
-        return NeverRuns(_plan_group(group), NO_GPU, codes, group.fix or "CUDA sees no GPU on these hosts")
-    if group.broken:
-        return NeverRuns(_plan_group(group), OTHER, codes, group.fix or ", ".join(codes))
+    reason = unable(group, view)
+    if reason is not None:
+        return NeverRuns(_plan_group(group), reason, codes, group.fix or ", ".join(codes))
     names = [v.name for v in release.variants]
     name = release.default_variant if release.default_variant in names else (names[-1] if names else "")
     detail = (f"none of PyTorch {release.version}'s builds ({', '.join(names)}) runs on these GPUs; {build_fix(view, release, name)[0]}"
@@ -121,7 +114,7 @@ def upgrade_plan(fleet: FleetResult, table: CompatTable, release: Optional[Pytor
         if upgrade is not None and upgrade.min_driver is not None:
             by_driver.setdefault(upgrade.min_driver, (upgrade, []))[1].append(group)
             continue
-        entry = _never(group, view, target, table, codes)
+        entry = _never(group, view, target, codes)
         if entry.reason == GPU_NOT_BUILT and any(fit_tier(view, target, v.name) is not None for v in target.variants):
             # A build fits the driver and GPUs, and something else fails: no driver upgrade is the answer.
             entry = NeverRuns(entry.group, OTHER, codes, group.fix or ", ".join(codes))
