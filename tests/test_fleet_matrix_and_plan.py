@@ -183,6 +183,8 @@ def test_matrix_and_plan_refuse_a_fixed_build_in_one_line():
         run = invoke("fleet", str(HOSTS), flag, "--variant", "cu126")
         assert run.exit_code == 2 and "drop --image and --variant" in run.stderr
         assert "Traceback" not in run.stderr
+    run = invoke("fleet", str(HOSTS), "--plan", "--format", "node-affinity")
+    assert run.exit_code == 2 and "drop --format node-affinity" in run.stderr
     run = invoke("fleet", str(HOSTS), "--matrix", "--family", "ngc-pytorch")
     assert run.exit_code == 2 and len(run.stderr.strip().splitlines()) == 1 and "NGC" in run.stderr
 

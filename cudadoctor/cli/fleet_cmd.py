@@ -142,6 +142,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
     if (options["matrix"] or options["plan"] or exported) and (options["image"] or options["variant"]):
         what = f"--format {options['output_format']}" if exported else "--matrix and --plan"
         raise click.UsageError(f"{what} judge whole releases: drop --image and --variant")
+    if (options["matrix"] or options["plan"]) and options["output_format"] == "node-affinity":
+        raise click.UsageError("--matrix and --plan print a report (text or --json): drop --format node-affinity")
     if exported and options["as_json"]:
         raise click.UsageError(f"--format {options['output_format']} prints its own format: drop --json")
     values = user_values_or_fail(options["image"], options["variant"], (), None)
