@@ -152,6 +152,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
         today=today_or_fail(),
     )
+    if (options["matrix"] or options["plan"] or exported) and request.ngc is not None:
+        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels: they do not take an NGC --family")
     hosts, problems = read_sources(sources)
     if options["live"]:
         hosts.extend(_kubernetes_hosts(options["context"], options["selector"], options["timeout"]))
@@ -222,7 +224,6 @@ def _export(result: "FleetResult", table: "CompatTable", output_format: str) -> 
         from ..fleet.matrix import coverage_matrix
         from ..fleet.prometheus import prometheus_text
 
-        _refuse_ngc(result)
         # Every release: a series must not vanish when its release stops running anywhere.
         click.echo(prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__), nl=False)
         return
@@ -233,16 +234,10 @@ def _export(result: "FleetResult", table: "CompatTable", output_format: str) -> 
     click.echo(fleet_html(result, matrix, plan, __version__), nl=False)
 
 
-def _refuse_ngc(result: "FleetResult") -> None:
-    if result.request.ngc is not None:
-        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels: they do not take an NGC --family")
-
-
 def _planning(result: "FleetResult", table: "CompatTable", matrix: bool, plan: bool) -> tuple[Optional["Matrix"], Optional["UpgradePlan"]]:
-    """The coverage matrix and the upgrade plan, each when asked for (NGC families have months, not releases)."""
+    """The coverage matrix and the upgrade plan, each when asked for (not for an NGC family: refused above)."""
     if not (matrix or plan):
         return None, None
-    _refuse_ngc(result)
     from ..fleet.matrix import coverage_matrix
     from ..fleet.plan import upgrade_plan
 
