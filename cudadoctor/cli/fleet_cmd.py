@@ -153,7 +153,7 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         today=today_or_fail(),
     )
     if (options["matrix"] or options["plan"] or exported) and request.ngc is not None:
-        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels: they do not take an NGC --family")
+        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels, not NGC months: give --family with a wheel family such as pytorch/pytorch")
     hosts, problems = read_sources(sources)
     if options["live"]:
         hosts.extend(_kubernetes_hosts(options["context"], options["selector"], options["timeout"]))
