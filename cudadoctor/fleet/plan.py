@@ -98,7 +98,7 @@ def upgrade_plan(fleet: FleetResult, table: CompatTable, release: Optional[Pytor
     target = release or (request.release if request.release_explicit else table.default_release)
     pinned = release_request(request, target)
     judged = running = 0
-    by_driver: dict[str, tuple[Action, list[HostGroup]]] = {}
+    by_driver: dict[tuple[str, Optional[str]], tuple[Action, list[HostGroup]]] = {}  # (driver floor, build)
     never: list[NeverRuns] = []
     for group in fleet.groups:
         if group.facts is None:
@@ -112,17 +112,17 @@ def upgrade_plan(fleet: FleetResult, table: CompatTable, release: Optional[Pytor
         view = HostView.of(group.facts, table)
         upgrade = None if group.broken else release_upgrade(view, target, request.family)
         if upgrade is not None and upgrade.min_driver is not None:
-            by_driver.setdefault(upgrade.min_driver, (upgrade, []))[1].append(group)
+            by_driver.setdefault((upgrade.min_driver, upgrade.variant), (upgrade, []))[1].append(group)
             continue
         entry = _never(group, view, target, codes)
         if entry.reason == GPU_NOT_BUILT and any(fit_tier(view, target, v.name) is not None for v in target.variants):
             # A build fits the driver and GPUs, and something else fails: no driver upgrade is the answer.
             entry = NeverRuns(entry.group, OTHER, codes, group.fix or ", ".join(codes))
         never.append(entry)
-    ranked = sorted(by_driver.items(), key=lambda item: (-sum(len(g.hosts) for g in item[1][1]), DriverVersion.parse(item[0])))
+    ranked = sorted(by_driver.items(), key=lambda item: (-sum(len(g.hosts) for g in item[1][1]), DriverVersion.parse(item[0][0])))
     steps = []
     total = running
-    for floor, (action, groups) in ranked:
+    for (floor, _), (action, groups) in ranked:
         gained = sum(len(g.hosts) for g in groups)
         total += gained
         steps.append(PlanStep(
