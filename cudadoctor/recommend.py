@@ -360,6 +360,13 @@ def _documented_pip(table: CompatTable, release: PytorchRelease, variant: Option
     return table.install_command(release, variant)
 
 
+def release_upgrade(host: HostView, release: PytorchRelease, family: ImageFamily, images: bool = False) -> Optional[Action]:
+    """The smallest driver upgrade that runs a build of ``release`` covering these GPUs, as data
+    (the fleet's upgrade plan asks this of each group); None when no driver upgrade makes one run."""
+    upgrade = _smallest_release_upgrade(host, release, family, images)
+    return _upgrade_action(host, family, release, upgrade) if upgrade is not None else None
+
+
 def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease, upgrade: Upgrade) -> Action:
     """An upgrade as data: the driver floor, the build it runs, and the support that build then gets."""
     floor, variant, support = upgrade

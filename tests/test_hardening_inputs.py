@@ -40,6 +40,8 @@ OPTIONS = {
     "table --gpu": lambda v: ["table", "--gpu", v],
     "table --validate": lambda v: ["table", "--validate", v],
     "probe --output": lambda v: ["probe", "--output", os.path.join("/nonexistent-dir", v)],
+    "probe --prometheus": lambda v: ["probe", "--prometheus", os.path.join("/nonexistent-dir", v)],
+    "fleet --format": lambda v: ["fleet", SNAPSHOT, "--format", v],
     "unknown option": lambda v: ["check", "--" + v],
     "unknown command": lambda v: [v],
 }

@@ -252,6 +252,35 @@ def check_output_target(path: str, force: bool = False) -> None:
         raise OutputError(f"{shown} exists and is not a cudadoctor snapshot: give --force to replace it")
 
 
+METRICS_MARK = "# HELP cudadoctor_"  # how a metrics file cudadoctor wrote begins
+
+
+def check_metrics_target(path: str, force: bool = False) -> None:
+    """Refuse, before probing, a metrics file target that writing would hang on or destroy: a FIFO,
+    a device or a directory always, and an existing file that is neither empty nor cudadoctor's
+    metrics unless ``force``."""
+    shown = shown_path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
+        raise OutputError(f"cannot write {shown}: {reason}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"cannot write {shown}: is a directory (give a file name, e.g. .../cudadoctor.prom)")
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(f"cannot write {shown}: not a regular file")
+    if force or info.st_size == 0:
+        return
+    try:
+        head = read_user_file(path, "existing file", OutputError)[: len(METRICS_MARK)]
+    except OutputError:
+        head = ""
+    if head != METRICS_MARK:
+        raise OutputError(f"{shown} exists and is not cudadoctor's metrics: give --force to replace it")
+
+
 def json_files_under(directory: str) -> tuple[list[str], list[str]]:
     """The ``*.json`` files below a directory (recursive, sorted), and one message per
     subdirectory that could not be listed (the fleet reports those and reads the rest)."""

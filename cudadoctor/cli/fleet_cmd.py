@@ -13,6 +13,10 @@ from .inputs import emit_json, load_table_or_fail, request_or_fail, today_or_fai
 from .options import families_options, non_empty, seconds_option, table_options, target_options
 
 if TYPE_CHECKING:
+    from ..compat.table import CompatTable
+    from ..fleet.judge import FleetResult
+    from ..fleet.matrix import Matrix
+    from ..fleet.plan import UpgradePlan
     from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
 
 
@@ -110,11 +114,19 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["report", "node-affinity"]),
+    type=click.Choice(["report", "node-affinity", "prometheus", "html"]),
     default="report",
     show_default=True,
-    help="node-affinity: a Kubernetes nodeAffinity over GFD labels selecting the nodes that can run the target.",
+    help="node-affinity: a Kubernetes nodeAffinity over GFD labels selecting the nodes that can run the target; "
+         "prometheus: the fleet's metrics (text exposition format); html: one self-contained page to share "
+         "(the answer, the coverage matrix, the upgrade plan, a chart and the groups).",
 )
+@click.option("--matrix", "matrix", is_flag=True,
+              help="The coverage matrix: every release from the oldest any node runs to the newest, per group of nodes, "
+                   "and the newest release every node able to run PyTorch runs.")
+@click.option("--plan", "plan", is_flag=True,
+              help="The upgrade plan for --torch (else the newest release): the driver each failing group needs, "
+                   "ordered by the nodes each step brings in.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1) instead of text.")
 @click.pass_context
 def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> None:
@@ -126,12 +138,22 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         raise click.UsageError("give at least one SOURCE (a snapshot, a directory, a node list, or -) or --kubernetes")
     if (options["context"] or options["selector"]) and not options["live"]:
         raise click.UsageError("--context and --selector need --kubernetes")
+    exported = options["output_format"] in ("prometheus", "html")
+    if (options["matrix"] or options["plan"] or exported) and (options["image"] or options["variant"]):
+        what = f"--format {options['output_format']}" if exported else "--matrix and --plan"
+        raise click.UsageError(f"{what} judge whole releases: drop --image and --variant")
+    if (options["matrix"] or options["plan"]) and options["output_format"] == "node-affinity":
+        raise click.UsageError("--matrix and --plan print a report (text or --json): drop --format node-affinity")
+    if exported and options["as_json"]:
+        raise click.UsageError(f"--format {options['output_format']} prints its own format: drop --json")
     values = user_values_or_fail(options["image"], options["variant"], (), None)
     table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
         today=today_or_fail(),
     )
+    if (options["matrix"] or options["plan"] or exported) and request.ngc is not None:
+        raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels, not NGC months: give --family with a wheel family such as pytorch/pytorch")
     hosts, problems = read_sources(sources)
     if options["live"]:
         hosts.extend(_kubernetes_hosts(options["context"], options["selector"], options["timeout"]))
@@ -161,13 +183,62 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         else:
             click.echo(affinity_yaml(affinity), nl=False)
         ctx.exit(0)
+    if exported:
+        _export(result, table, options["output_format"])
+        ctx.exit(0)
+    matrix, plan = _planning(result, table, options["matrix"], options["plan"])
     if options["as_json"]:
         from ..fleet.payload import fleet_payload
+        from ..fleet.plan_payload import matrix_payload, plan_payload
 
-        emit_json(fleet_payload(result))
+        payload = fleet_payload(result)
+        if matrix is not None:
+            payload["matrix"] = matrix_payload(matrix)
+        if plan is not None:
+            payload["plan"] = plan_payload(plan)
+        emit_json(payload)
     else:
         from ..report.console import make_console
-        from ..report.fleet_text import render_fleet
 
-        render_fleet(make_console(), result)
+        console = make_console()
+        if matrix is None and plan is None:
+            from ..report.fleet_text import render_fleet
+
+            render_fleet(console, result)
+        from ..report.fleet_plan_text import render_matrix, render_plan
+
+        if matrix is not None:
+            render_matrix(console, matrix, len(result.hosts))
+        if plan is not None:
+            if matrix is not None:
+                console.print()
+            render_plan(console, plan)
     ctx.exit(result.exit_status())
+
+
+def _export(result: "FleetResult", table: "CompatTable", output_format: str) -> None:
+    """--format prometheus or html: the whole fleet, its matrix and plan, in that format on stdout."""
+    from ..about import __version__
+
+    if output_format == "prometheus":
+        from ..fleet.matrix import coverage_matrix
+        from ..fleet.prometheus import prometheus_text
+
+        # Every release: a series must not vanish when its release stops running anywhere.
+        click.echo(prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__), nl=False)
+        return
+    from ..report.fleet_html import fleet_html
+
+    matrix, plan = _planning(result, table, True, True)
+    assert matrix is not None and plan is not None
+    click.echo(fleet_html(result, matrix, plan, __version__), nl=False)
+
+
+def _planning(result: "FleetResult", table: "CompatTable", matrix: bool, plan: bool) -> tuple[Optional["Matrix"], Optional["UpgradePlan"]]:
+    """The coverage matrix and the upgrade plan, each when asked for (not for an NGC family: refused above)."""
+    if not (matrix or plan):
+        return None, None
+    from ..fleet.matrix import coverage_matrix
+    from ..fleet.plan import upgrade_plan
+
+    return (coverage_matrix(result, table) if matrix else None), (upgrade_plan(result, table) if plan else None)
