@@ -101,6 +101,15 @@ def usable_overlay(path: Optional[str] = None) -> Optional[dict[str, Any]]:
     return data
 
 
+def refuse_symlinked(path: Optional[str] = None) -> None:
+    """OutputError (one line) when the overlay path is a symbolic link: it is never written through
+    (checked again where it is replaced, files.write_atomically)."""
+    path = path or overlay_path()
+    if os.path.islink(path):
+        raise OutputError(f"{shown_path(path)} is a symbolic link: cudadoctor does not write through one "
+                          "(remove it, or point the cache elsewhere)")
+
+
 def write_overlay(data: dict[str, Any], path: Optional[str] = None) -> str:
     """Replace the overlay atomically (files.write_atomically); returns its path. OutputError (one
     line) when it cannot be written, or when the path is a symbolic link (refused, never followed):

@@ -121,7 +121,7 @@ class _Progress:
 def run(source: str, timeout: float, as_json: bool, where: str, policy: "Policy") -> None:
     from ..app.files import OutputError
     from ..app.loader import default_table_path, load_table
-    from ..app.overlay import usable_overlay, write_overlay
+    from ..app.overlay import refuse_symlinked, usable_overlay, write_overlay
     from ..compat.learned import cuda_of_variant, learned_entry, with_learned
     from ..compat.table import TableError
     from ..compat.validate import parse_table
@@ -133,8 +133,9 @@ def run(source: str, timeout: float, as_json: bool, where: str, policy: "Policy"
         sass, ptx = _read_arch_lists(path)
     try:
         shipped = load_table(default_table_path())  # the shipped facts, without any overlay
+        refuse_symlinked(where)
         previous = usable_overlay(where)  # a malformed one: one warning line, and it is replaced
-    except TableError as exc:
+    except (TableError, OutputError) as exc:
         raise InputError(str(exc)) from None
     release = shipped.release(minor)
     if release is None:

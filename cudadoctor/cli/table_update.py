@@ -23,15 +23,17 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     from ..compat.wheel_index import (ACCEPT, IndexPageError, derive_overlay, merge_overlay, overlay_changes, overlay_ignored,
                                       page_filenames)
     from ..app.loader import default_table_path, load_table
-    from ..app.overlay import usable_overlay, write_overlay
+    from ..app.files import OutputError
+    from ..app.overlay import refuse_symlinked, usable_overlay, write_overlay
     from ..model.redact import redact_url
     from ..probe.wheel_index import IndexFetchError, fetch_page
 
     deadline = time.monotonic() + timeout  # one deadline: the exchange and reading the page share it
     try:
         shipped = load_table(default_table_path())  # an explicit path: the shipped facts, no overlay
+        refuse_symlinked(where)
         previous = usable_overlay(where)  # a malformed one: one warning line, and it is replaced
-    except TableError as exc:
+    except (TableError, OutputError) as exc:
         raise InputError(str(exc)) from None
     root = (index_url or shipped.wheel_index_root()).rstrip("/")
     page_url = f"{root}/torch/"
@@ -61,8 +63,6 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
     before = set(overlay_changes(previous)) if previous is not None and _usable(previous) else set()
     new = [line for line in changes if line not in before]
     if not dry_run:
-        from ..app.files import OutputError
-
         try:
             write_overlay(overlay, where)
         except OutputError as exc:
