@@ -14,7 +14,7 @@ import pytest
 
 from fleet_nodes import mixed_cluster
 from helpers import Run, run_cli
-from loopback_http import LoopbackServer, Request, answer, endless, gzip_bomb, trickle
+from loopback_http import LoopbackServer, answer, endless, gzip_bomb, trickle
 
 TOKEN = "sekret-token-9f8e7d"
 NODES = mixed_cluster(per_pool=1)["items"]
