@@ -301,6 +301,7 @@ def table_schema() -> dict[str, Any]:
             "min_driver_windows": NSTR,
             "minor_compat_driver_linux": NSTR,
             "wheel_index_url": NSTR,
+            "seen_on": NSTR,
             "images": STRS,
             "evidence": NSTR,
             "note": NSTR,

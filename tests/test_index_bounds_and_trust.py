@@ -270,3 +270,25 @@ def test_a_symlinked_overlay_is_refused_and_its_target_untouched(index, tmp_path
     overlay_file().symlink_to(target)
     one_line_error(update("--index-url", f"{index.url}/ok"), "symbolic link")
     assert target.read_text() == "precious\n" and overlay_file().is_symlink()
+
+
+# --- what the overlay adds is shown as coming from its index ---------------------------------------
+
+
+def test_what_an_index_adds_is_installed_from_that_index_and_says_so(index):
+    assert update("--index-url", f"{index.url}/ok").returncode == 0
+    host = index.url.split("://", 1)[1]
+    view = json.loads(run_cli("table", "--torch", "2.16", "--json").stdout)
+    for variant in view["variants"]:  # never PyTorch's own index for wheels seen on this one
+        assert variant["wheel_index_url"] == f"{index.url}/ok"
+        assert variant["seen_on"].startswith(f"the wheel index {host}, read 20")
+    text = run_cli("table", "--torch", "2.16").stdout
+    assert f"--index-url {index.url}/ok" in text and f"not in the shipped table: from the wheel index {host}" in text
+    rec = json.loads(run_cli("recommend", "--wheel", "--torch", "2.16", "--driver", "595.45.04", "--gpu", "H100",
+                             "--format", "json").stdout)["recommendation"]
+    assert rec["pip_command"].endswith(f"--index-url {index.url}/ok")
+    assert any(f"comes from the wheel index {host}" in note for note in rec["notes"])
+    shipped = json.loads(run_cli("table", "--torch", "2.15", "--json").stdout)["variants"]
+    assert all(v["seen_on"] is None and f"{index.url}" not in v["wheel_index_url"] for v in shipped)
+    sources = json.dumps(json.loads(run_cli("table", "--sources", "--json").stdout))
+    assert f"the wheel index {host}" in sources and f"{index.url}/ok/torch/" in sources

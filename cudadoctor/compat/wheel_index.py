@@ -368,6 +368,20 @@ def check_overlay_shape(overlay: Any) -> None:
             raise TableError(f"overlay: {key!r} must be a string")
 
 
+def _from_index(variant: dict[str, Any], table: dict[str, Any], overlay: dict[str, Any]) -> None:
+    """Mark a variant the overlay adds as coming from its index (host and date), and where pip
+    installs it from: the index it was seen on, unless that is the table's own wheel index."""
+    variant["source"] = OVERLAY_SOURCE
+    root = str(overlay.get("index_url") or "").rstrip("/")
+    template = table.get("wheel_index", {}).get("url_template", "") if isinstance(table.get("wheel_index"), dict) else ""
+    shipped_root = str(template).split("{variant}", 1)[0].rstrip("/")
+    variant.pop("index_url", None)
+    if root and root != shipped_root:
+        variant["index_url"] = root
+    date = str(overlay.get("fetched_at") or "")[:10] or "on an unknown date"
+    variant["seen_on"] = f"the wheel index {index_host(root) if root else 'of an overlay'}, read {date}"
+
+
 def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     """The shipped table's JSON with the overlay's additions; TableError when the overlay is malformed.
     The merged table still goes through the table's validation (parse_table).
@@ -391,7 +405,7 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
         rel = json.loads(json.dumps(rel))
         rel["source"] = OVERLAY_SOURCE
         for variant in rel.get("variants", []):
-            variant["source"] = OVERLAY_SOURCE
+            _from_index(variant, table, overlay)
         releases.append(rel)
         by_version[version] = rel
         from_index.add(version)
@@ -403,7 +417,7 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
         rel = by_version[release]
         if any(isinstance(v, dict) and v.get("name") == variant.get("name") for v in rel["variants"]):
             continue
-        variant["source"] = OVERLAY_SOURCE
+        _from_index(variant, table, overlay)
         rel["variants"].append(variant)
         rel["variants"].sort(key=lambda v: _version_key(v.get("cuda")) or (0,))
     for version, full in (overlay.get("full_versions") or {}).items():

@@ -178,7 +178,7 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
     release, rec = fit
     pin = f"torch=={version}" if release is installed else f"torch=={rec.first_patch or release.version + '.*'}"
     return (
-        f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  "
+        f"pip install --force-reinstall '{pin}' --index-url {rec.wheel_index_url or table.wheel_index_url(rec.variant or '')}  "
         f"(the {rec.variant} build; `cudadoctor recommend --wheel` explains the choice)"
     )
 
