@@ -292,3 +292,100 @@ def test_what_an_index_adds_is_installed_from_that_index_and_says_so(index):
     assert all(v["seen_on"] is None and f"{index.url}" not in v["wheel_index_url"] for v in shipped)
     sources = json.dumps(json.loads(run_cli("table", "--sources", "--json").stdout))
     assert f"the wheel index {host}" in sources and f"{index.url}/ok/torch/" in sources
+
+
+# --- over TLS (the reader itself, in-process, with a certificate made here) -------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory) -> Iterator[tuple[str, "object"]]:
+    import shutil
+    import ssl
+    import subprocess
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            try:
+                if self.path == "/headers":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                    for _ in range(1000):
+                        self.wfile.write(b"X-Slow: 1\r\n")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                    return
+                if self.path == "/down":
+                    self.send_response(302)
+                    self.send_header("Location", "http://127.0.0.1:1/torch/")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", "5")
+                self.end_headers()
+                self.wfile.write(b"hello")
+            except OSError:
+                pass
+
+    class Quiet(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass
+
+    server = Quiet(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = ssl.create_default_context(cafile=str(cert))
+    yield f"https://127.0.0.1:{server.server_address[1]}", client
+    server.shutdown()
+    server.server_close()
+
+
+def _get(url: str, seconds: float, context: object = None) -> bytes:
+    import time
+
+    from cudadoctor.probe.http_get import get
+
+    out: list[bytes] = []
+    get(url, deadline=time.monotonic() + seconds, timeout=seconds, write=out.append, max_bytes=1024, what="a test page",
+        ssl_context=context)  # type: ignore[arg-type]
+    return b"".join(out)
+
+
+def test_tls_is_verified_and_bounded(tls_server):
+    import socket
+
+    from cudadoctor.probe.http_get import FetchError
+
+    url, client = tls_server
+    assert _get(f"{url}/page", 10, client) == b"hello"
+    with pytest.raises(FetchError, match="TLS failed"):  # the system's CAs do not know this certificate
+        _get(f"{url}/page", 10)
+    with pytest.raises(FetchError, match=r"within 1\.5 s") as caught:  # headers trickled over TLS
+        _get(f"{url}/headers", 1.5, client)
+    assert caught.value.timed_out
+    with pytest.raises(FetchError, match="from https:// to .*a downgrade"):
+        _get(f"{url}/down", 10, client)
+    mute = socket.socket()  # accepts, never speaks TLS: the handshake is under the deadline too
+    mute.bind(("127.0.0.1", 0))
+    mute.listen()
+    try:
+        with pytest.raises(FetchError, match=r"within 1 s"):
+            _get(f"https://127.0.0.1:{mute.getsockname()[1]}/", 1, client)
+    finally:
+        mute.close()

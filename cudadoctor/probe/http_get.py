@@ -26,6 +26,7 @@ import io
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 import zlib
@@ -227,7 +228,7 @@ class _Connection(http.client.HTTPConnection):
         self._context = (context or ssl.create_default_context()) if https else None
 
     def connect(self) -> None:
-        sock = socket.create_connection((self.host, self.port), timeout=_left(self._deadline))
+        sock = _connect(self.host, self.port, self._deadline)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._context is not None:
@@ -239,6 +240,46 @@ class _Connection(http.client.HTTPConnection):
             sock.close()
             raise
         self.sock = _DeadlineSocket(sock, self._deadline)
+
+
+def _resolve(host: str, port: int, deadline: float) -> list[Any]:
+    """getaddrinfo under the deadline: the resolver takes no timeout, so it runs in a daemon thread
+    that is left behind (it ends on its own) when the deadline passes first."""
+    found: list[Any] = []
+    failed: list[BaseException] = []
+
+    def resolve() -> None:
+        try:
+            found.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except (OSError, UnicodeError) as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=resolve, name="cudadoctor-resolve", daemon=True)
+    worker.start()
+    worker.join(_left(deadline))
+    if worker.is_alive():
+        raise socket.timeout("name resolution")
+    if failed:
+        raise failed[0]
+    return found
+
+
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A TCP connection to the first address of ``host`` that answers, every step under the deadline."""
+    last: Optional[BaseException] = None
+    for family, kind, proto, _, address in _resolve(host, port, deadline):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(_left(deadline))
+            sock.connect(address)
+            return sock
+        except (socket.timeout, TimeoutError):
+            sock.close()
+            raise
+        except OSError as exc:
+            sock.close()
+            last = exc
+    raise last if last is not None else OSError(f"no address for {host}")
 
 
 def _request(parts: urllib.parse.SplitResult, first: urllib.parse.SplitResult, deadline: float, timeout: float, accept: str,
