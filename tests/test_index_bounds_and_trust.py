@@ -51,6 +51,14 @@ def _huge(request: Request, out: object) -> None:
 BOMB = gzip_bomb(256 * 1024 * 1024)
 
 
+def _slow_to_read(request: Request, out: object) -> None:
+    # 30 MiB of real-looking wheel names, sent at once: fetching is quick, reading it takes seconds.
+    names = [wheel(f"2.{m}.{p}", f"cu1{c}", platform) for m in range(40) for p in range(10) for c in range(10, 40)
+             for platform in ("linux-x86_64", "linux-aarch64", "windows")]
+    anchors = "".join(f'<a href="/whl/{n}#sha256={"0" * 64}" data-requires-python="&gt;=3.9">{n}</a><br/>\n' for n in names * 2)
+    answer(out, 200, f"<html><body>{anchors}</body></html>".encode(), "text/html")  # type: ignore[arg-type]
+
+
 def _bomb(request: Request, out: object) -> None:
     answer(out, 200, BOMB, "text/html", headers={"Content-Encoding": "gzip"})  # type: ignore[arg-type]
 
@@ -84,6 +92,7 @@ def index() -> Iterator[LoopbackServer]:
         "/long-length/torch/": lambda r, o: answer(o, 200, PAGE, "text/html", length="9" * 5000),
         "/over-cap/torch/": lambda r, o: answer(o, 200, b"", "text/html", length=str(10**12)),
         "/huge/torch/": _huge,
+        "/slow-to-read/torch/": _slow_to_read,
         "/bomb/torch/": _bomb,
         "/shipped/torch/": lambda r, o: answer(o, 200, html_page(FILES + SHIPPED_CHANGES), "text/html"),
         "/auth/torch/": lambda r, o: (answer(o, 200, PAGE, "text/html") if r.headers.get("authorization")
@@ -119,6 +128,14 @@ def test_a_trickled_status_line_header_or_body_is_bounded_by_the_timeout(index, 
     # Each piece arrives well within any per-read timeout, and none of them ever ends: only one
     # deadline over the whole exchange stops it (run_cli's own limit fails the test otherwise).
     one_line_error(update("--index-url", f"{index.url}/{where}", "--timeout", "1.5"), "within 1.5 s (--timeout)",
+                   "previous overlay is unchanged")
+    assert not overlay_file().exists()
+
+
+def test_reading_the_page_is_within_the_deadline_too(index):
+    # The page arrives at once but takes seconds to read: the deadline covers reading it, not only
+    # the download (a --timeout 2 that ended in a finished overlay would fail here).
+    one_line_error(update("--index-url", f"{index.url}/slow-to-read", "--timeout", "2"), "(--timeout)",
                    "previous overlay is unchanged")
     assert not overlay_file().exists()
 

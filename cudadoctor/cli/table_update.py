@@ -48,9 +48,12 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
             progress.done()
     fetched_at = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     try:
-        names = page_filenames(page.body, page.content_type, in_time=lambda: time.monotonic() < deadline)
+        def in_time() -> bool:
+            return time.monotonic() < deadline
+
+        names = page_filenames(page.body, page.content_type, in_time=in_time)
         overlay = derive_overlay(shipped.raw, names, index_url=redact_url(root), fetched_at=fetched_at, sha256=page.sha256,
-                                 final_url=page.url)
+                                 final_url=page.url, in_time=in_time)
         if isinstance(previous, dict) and isinstance(previous.get("learned"), list):
             overlay["learned"] = previous["learned"]  # what `table learn` read from wheels stays
         merged = merge_overlay(shipped.raw, overlay)

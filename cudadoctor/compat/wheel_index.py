@@ -139,10 +139,13 @@ def platform_of(tag_platform: str) -> Optional[str]:
     return None
 
 
-def torch_wheels(filenames: Iterable[str]) -> list[IndexWheel]:
-    """The torch wheels among the names (others, and names that do not parse, are skipped)."""
+def torch_wheels(filenames: Iterable[str], in_time: Optional[Callable[[], bool]] = None) -> list[IndexWheel]:
+    """The torch wheels among the names (others, and names that do not parse, are skipped);
+    IndexPageError when ``in_time`` (the caller's deadline, asked every 1000 names) turns false."""
     wheels = []
-    for name in filenames:
+    for count, name in enumerate(filenames):
+        if in_time is not None and count % 1000 == 999 and not in_time():
+            raise IndexPageError(TOO_SLOW)
         if _LONG_NUMBER.search(name):  # a 5000-digit version part: not a release, and int() would refuse it
             continue
         try:
@@ -230,7 +233,7 @@ def infer_from(
 
 def derive_overlay(
     table: dict[str, Any], filenames: Iterable[str], *, index_url: str, fetched_at: str, sha256: str,
-    final_url: Optional[str] = None,
+    final_url: Optional[str] = None, in_time: Optional[Callable[[], bool]] = None,
 ) -> dict[str, Any]:
     """The overlay for what the index holds and the table lacks. ``table`` is the shipped table's JSON.
 
@@ -238,7 +241,7 @@ def derive_overlay(
     (no new variants, no newer patch release, no new platform): the index is trusted only for
     releases newer than the newest one the shipped table knows, and those are marked as coming
     from the index. What the index lists for shipped or older releases is reported in ``ignored``."""
-    patches, seen = seen_variants(torch_wheels(filenames))
+    patches, seen = seen_variants(torch_wheels(filenames, in_time))
     if not patches:
         raise IndexPageError("the index page lists no torch wheels")
     releases: list[dict[str, Any]] = json.loads(json.dumps(table.get("pytorch_releases", [])))
