@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from ..model.text import escape_control
 from .errors import InputError
 from .inputs import emit_json
 
@@ -174,9 +175,9 @@ def run(source: str, timeout: float, as_json: bool, where: str, policy: "Policy"
         return
     carries = " ".join(f"sm_{a.replace('.', '')}" for a in sass) or "no SASS"
     carries += ("; PTX " + " ".join(f"compute_{a.replace('.', '')}" for a in ptx)) if ptx else ", no PTX"
-    click.echo(f"read {name}: PyTorch {full} {variant} ({platform}) carries {carries}")
+    click.echo(f"read {escape_control(name)}: PyTorch {full} {variant} ({platform}) carries {carries}")
     if earlier is not None:
-        click.echo(f"  replaces what `table learn` read before from {earlier}")
+        click.echo(f"  replaces what `table learn` read before from {escape_control(str(earlier))}")
     elif shipped_variant is None:
         click.echo(f"  the table had no {variant} of PyTorch {minor}: added, with this platform's list as evidence binary")
     elif before is None:
@@ -186,4 +187,4 @@ def run(source: str, timeout: float, as_json: bool, where: str, policy: "Policy"
                    + (f" (it says {' '.join(table_list or [])}: a custom build?)" if disagrees else ""))
     else:
         click.echo(f"  {variant}'s arch list was {before.evidence or 'unstated'}; it is now binary evidence")
-    click.echo(f"overlay {where}")
+    click.echo(f"overlay {escape_control(where)}")

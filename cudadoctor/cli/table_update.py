@@ -75,14 +75,14 @@ def run(index_url: Optional[str], timeout: float, dry_run: bool, as_json: bool, 
                        ignored=overlay_ignored(overlay)))
         return
     verb = "would add" if dry_run else "added"
-    click.echo(f"read {page.url}: {len(names)} files (sha256 {page.sha256[:12]}...)")
+    click.echo(f"read {escape_control(page.url)}: {len(names)} files (sha256 {page.sha256[:12]}...)")
     for line in changes:
-        click.echo(f"  {line}" + ("" if line in new else "  (already in the overlay)"))
+        click.echo(f"  {escape_control(line)}" + ("" if line in new else "  (already in the overlay)"))
     if not changes:
         click.echo("  nothing to add: the index lists no release newer than the shipped table's newest")
     for line in overlay_ignored(overlay):
         click.echo(f"  ignored: {escape_control(line)}")
-    click.echo(f"{verb} {len(changes)} change(s); overlay {where}" + (" (not written: --dry-run)" if dry_run else ""))
+    click.echo(f"{verb} {len(changes)} change(s); overlay {escape_control(where)}" + (" (not written: --dry-run)" if dry_run else ""))
 
 
 def _usable(overlay: Optional[dict[str, Any]]) -> bool:
