@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion
 
 from ..model.numbers import MAX_DIGITS
 from ..model.record import record
+from ..model.redact import redact_url
 from .table import TableError
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -375,7 +376,7 @@ def _from_index(variant: dict[str, Any], table: dict[str, Any], overlay: dict[st
     """Mark a variant the overlay adds as coming from its index (host and date), and where pip
     installs it from: the index it was seen on, unless that is the table's own wheel index."""
     variant["source"] = OVERLAY_SOURCE
-    root = str(overlay.get("index_url") or "").rstrip("/")
+    root = redact_url(str(overlay.get("index_url") or "")).rstrip("/")
     template = table.get("wheel_index", {}).get("url_template", "") if isinstance(table.get("wheel_index"), dict) else ""
     shipped_root = str(template).split("{variant}", 1)[0].rstrip("/")
     variant.pop("index_url", None)
@@ -438,13 +439,14 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
             "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "
             "only releases newer than the shipped table's newest are taken from it; "
             "arch lists of variants no source describes are inferred",
-            "url": str(overlay.get("final_url") or overlay.get("index_url") or ""),
+            "url": redact_url(str(overlay.get("final_url") or overlay.get("index_url") or "")),
         }
     fetched = str(overlay.get("fetched_at", ""))[:10]
     if re.match(r"^\d{4}-\d{2}-\d{2}$", fetched) and fetched > str(merged.get("updated", "")):
         merged["updated"] = fetched
     merged["overlay"] = {k: overlay.get(k) for k in ("index_url", "fetched_at", "sha256")}
-    merged["overlay"]["final_url"] = overlay.get("final_url") or overlay.get("index_url")
+    merged["overlay"]["index_url"] = redact_url(overlay["index_url"]) if overlay.get("index_url") else overlay.get("index_url")
+    merged["overlay"]["final_url"] = redact_url(str(overlay.get("final_url") or overlay.get("index_url") or "")) or None
     merged["overlay"]["index_host"] = index_host(overlay.get("index_url")) if overlay.get("index_url") else None
     merged["overlay"]["releases"] = sorted(from_index, key=_key)
     if overlay.get(LEARNED_KEY):
