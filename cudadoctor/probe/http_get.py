@@ -292,7 +292,7 @@ def _request(parts: urllib.parse.SplitResult, first: urllib.parse.SplitResult, d
     if parts.query:
         path += "?" + parts.query
     sent = {"Accept": accept, "User-Agent": "cudadoctor", "Accept-Encoding": "gzip" if gzip else "identity", **headers}
-    if parts.username is not None and "Authorization" not in sent and (parts.hostname or "").lower() == (first.hostname or "").lower():
+    if parts.username is not None and not any(k.lower() == "authorization" for k in sent) and (parts.hostname or "").lower() == (first.hostname or "").lower():
         pair = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         sent["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     try:
