@@ -218,6 +218,9 @@ def _release_notes(release: PytorchRelease) -> list[str]:
 def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVariant) -> tuple[list[str], list[str]]:
     """(every note on the chosen variant, the caveats among them: what may make the answer wrong)."""
     notes, caveats = [], []
+    if variant.seen_on:
+        caveats.append(f"PyTorch {release.version} {variant.name} is not in the shipped table: it comes from {variant.seen_on} "
+                       "(`cudadoctor table update`)")
     if variant.evidence == "inferred":
         caveats.append(
             f"{variant.name}'s arch list is inferred from PyTorch {variant.inferred_from} (`table update` saw the wheels; no source describes them)"
@@ -375,7 +378,7 @@ def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease
         torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
         support="full" if floor == support.full_min else "minor-compat",
         image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
-        wheel_index_url=host.table.wheel_index_url(variant.name),
+        wheel_index_url=host.table.index_url_of(variant),
         pip_command=_documented_pip(host.table, release, variant),
     )
 
@@ -517,7 +520,7 @@ def recommend(
         image=family.reference(release, best) if best.name in family.variants_for(release) else None,
         support=tier,
         why=why,
-        wheel_index_url=table.wheel_index_url(best.name),
+        wheel_index_url=table.index_url_of(best),
         rejected=tuple(rejected),
         evidence=best.evidence or None,
         platform=host.platform,

@@ -308,6 +308,7 @@ def table_schema() -> dict[str, Any]:
             "wheel_index_url": NSTR,
             "pip_command": NSTR,
             "wheel_page_url": NSTR,
+            "seen_on": NSTR,
             "images": STRS,
             "evidence": NSTR,
             "note": NSTR,

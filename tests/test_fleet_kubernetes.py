@@ -1,5 +1,5 @@
-"""The live path (`fleet --kubernetes`) through the real kubernetes client against a loopback
-HTTP server that answers the nodes API as an API server does (label selectors, chunking with
+"""The live path (`fleet --kubernetes`): the kubeconfig loaded by the real kubernetes client, the
+nodes API read by cudadoctor's bounded reader (probe/http_get.py), against a loopback HTTP server that answers the nodes API as an API server does (label selectors, chunking with
 limit/continue, bearer tokens, 401/403), and `probe --nfd` on the stand-in NVML."""
 
 from __future__ import annotations

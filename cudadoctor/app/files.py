@@ -16,16 +16,20 @@ class OutputError(Exception):
     """A file cudadoctor was asked to write that it cannot or must not write; one-line message."""
 
 
-def write_atomically(path: str, text: str) -> None:
+def write_atomically(path: str, text: str, *, follow_symlink: bool = True) -> None:
     """Replace ``path`` with ``text`` so that a reader sees the old file or the new one, never part
     of one: the text goes to a temporary file in the same directory, is flushed and fsynced, and
     is renamed over the target (then the directory is fsynced, so the rename survives a crash).
-    A symlink is followed (its target is replaced); an existing file keeps its permissions."""
+    A symlink is followed (its target is replaced) unless ``follow_symlink`` is False: then a
+    symlink at ``path`` is refused, checked before writing and again just before the rename (the
+    rename itself never follows one). An existing file keeps its permissions."""
     import signal
     import tempfile
 
     shown = shown_path(path)
-    target = os.path.realpath(path)
+    if not follow_symlink:
+        _refuse_symlink(path, shown)
+    target = os.path.realpath(path) if follow_symlink else os.path.abspath(path)
     directory = os.path.dirname(target) or "."
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
@@ -47,6 +51,8 @@ def write_atomically(path: str, text: str) -> None:
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
+        if not follow_symlink:
+            _refuse_symlink(target, shown)
         os.replace(temp, target)
         temp = None
         _fsync_directory(directory)
@@ -60,6 +66,11 @@ def write_atomically(path: str, text: str) -> None:
                 pass
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _refuse_symlink(path: str, shown: str) -> None:
+    if os.path.islink(path):
+        raise OutputError(f"{shown} is a symbolic link: cudadoctor does not write through one (remove it, or point the cache elsewhere)")
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:

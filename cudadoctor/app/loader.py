@@ -176,7 +176,16 @@ def load_table(path: Optional[str] = None) -> CompatTable:
     if not explicit:  # the overlay of `table update` lies over the shipped table; --table FILE wins
         from .overlay import with_overlay
 
+        shipped_data = data
         data, overlay = with_overlay(data)
+        if overlay is not None:
+            try:
+                return parse_table(data, path)
+            except TableError as exc:  # the overlay broke a rule: ignored, the shipped table stands
+                from .overlay import warn_ignored
+
+                warn_ignored(f"table overlay {shown_path(overlay)}: the merged table breaks a rule ({exc})")
+                data, overlay = shipped_data, None
     try:
         return parse_table(data, path)
     except TableError as exc:

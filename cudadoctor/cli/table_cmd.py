@@ -97,18 +97,22 @@ def _resolve_gpu_name(loaded: Any, name: str) -> Any:
 @table.command("update")
 @click.option("--index-url", "index_url", metavar="URL", callback=non_empty,
               help="The wheel index root whose URL/torch/ page lists the torch wheels (default: PyTorch's, from the table's wheel_index).")
-@seconds_option("--timeout", 0.1, 3600, 20.0, "Bound on the whole download.")
+@seconds_option("--timeout", 0.1, 3600, 20.0, "Bound on the whole exchange: connecting, redirects, the download and reading the page.")
+@click.option("--allow-http", is_flag=True, help="Accept a plain http:// index that is not on loopback (only on a network you trust).")
+@click.option("--allow-redirect-host", "redirect_hosts", metavar="HOST", multiple=True, callback=non_empty,
+              help="Follow a redirect to this host too (https only; repeatable). Without it only the index's own host is followed.")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--clear", is_flag=True, help="Remove the overlay: back to the shipped table.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def update(index_url: str | None, timeout: float, dry_run: bool, clear: bool, as_json: bool) -> None:
+def update(index_url: str | None, timeout: float, allow_http: bool, redirect_hosts: tuple[str, ...], dry_run: bool, clear: bool,
+           as_json: bool) -> None:
     """Refresh the table from PyTorch's wheel index: new releases, variants and platforms, written as an
     overlay to the user cache that every later command merges over the shipped table."""
     from ..app.overlay import clear_overlay, overlay_path
 
     where = overlay_path()
     if clear:
-        if index_url or dry_run:
+        if index_url or dry_run or allow_http or redirect_hosts:
             raise InputError("give --clear on its own")
         removed = clear_overlay(where)
         if as_json:
@@ -118,17 +122,24 @@ def update(index_url: str | None, timeout: float, dry_run: bool, clear: bool, as
         return
     from . import table_update
 
-    table_update.run(index_url, timeout, dry_run, as_json, where)
+    from ..probe.http_get import Policy
+
+    table_update.run(index_url, timeout, dry_run, as_json, where, Policy(allow_http=allow_http, redirect_hosts=redirect_hosts))
 
 
 @table.command("learn")
 @click.argument("source", metavar="WHEEL|URL")
-@seconds_option("--timeout", 0.1, 3600, 600.0, "Bound on downloading a URL.")
+@seconds_option("--timeout", 0.1, 3600, 600.0, "Bound on downloading a URL (connecting, redirects and the download).")
+@click.option("--allow-http", is_flag=True, help="Accept a plain http:// URL that is not on loopback (only on a network you trust).")
+@click.option("--allow-redirect-host", "redirect_hosts", metavar="HOST", multiple=True, callback=non_empty,
+              help="Follow a redirect to this host too (https only; repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def learn(source: str, timeout: float, as_json: bool) -> None:
+def learn(source: str, timeout: float, allow_http: bool, redirect_hosts: tuple[str, ...], as_json: bool) -> None:
     """Read a torch wheel's GPU code from its own libtorch_cuda.so and record its arch list in the
     table overlay (evidence: binary), so a variant no source settles becomes usable."""
     from ..app.overlay import overlay_path
     from . import table_learn
 
-    table_learn.run(source, timeout, as_json, overlay_path())
+    from ..probe.http_get import Policy
+
+    table_learn.run(source, timeout, as_json, overlay_path(), Policy(allow_http=allow_http, redirect_hosts=redirect_hosts))

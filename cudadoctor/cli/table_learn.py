@@ -7,12 +7,16 @@ import datetime
 import os
 import sys
 import tempfile
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from ..model.text import escape_control
 from .errors import InputError
 from .inputs import emit_json
+
+if TYPE_CHECKING:
+    from ..probe.http_get import Policy
 
 # What a wheel's platform tag says about where it runs, as the table names platforms.
 _PLATFORMS = (("aarch64", "linux-aarch64"), ("x86_64", "linux-x86_64"), ("win_amd64", "windows"))
@@ -70,7 +74,7 @@ def _read_arch_lists(path: str) -> tuple[list[str], list[str]]:
     return listed(SASS), listed(PTX)
 
 
-def _fetched(source: str, timeout: float, scratch: str) -> tuple[str, str, str]:
+def _fetched(source: str, timeout: float, scratch: str, policy: "Policy") -> tuple[str, str, str]:
     """(a local path to the wheel, its file name, its sha256): the file itself, or a download into ``scratch``."""
     import hashlib
     import urllib.parse
@@ -83,14 +87,21 @@ def _fetched(source: str, timeout: float, scratch: str) -> tuple[str, str, str]:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
         return source, os.path.basename(source), digest.hexdigest()
+    from ..probe.http_get import FetchError, check_url
     from ..probe.wheel_index import IndexFetchError, download
 
+    try:
+        check_url(source, policy)  # refused before anything is read
+    except FetchError as exc:
+        raise InputError(f"table learn: {exc}") from None
     name = urllib.parse.unquote(urllib.parse.urlsplit(source).path.rsplit("/", 1)[-1])
+    if "/" in name or "\\" in name or "\0" in name:
+        raise InputError("table learn: the URL's file name holds a path separator: give the wheel's own URL")
     _wheel_facts(name)  # a URL that names no torch wheel is refused before anything is downloaded
     path = os.path.join(scratch, name)
     progress = _Progress() if sys.stderr.isatty() else None
     try:
-        sha256, _ = download(source, path, timeout, progress)
+        sha256, _ = download(source, path, timeout, progress, policy=policy)
     except IndexFetchError as exc:
         raise InputError(f"table learn: {exc}") from None
     finally:
@@ -108,23 +119,24 @@ class _Progress:
         click.echo("", err=True)
 
 
-def run(source: str, timeout: float, as_json: bool, where: str) -> None:
+def run(source: str, timeout: float, as_json: bool, where: str, policy: "Policy") -> None:
     from ..app.files import OutputError
     from ..app.loader import default_table_path, load_table
-    from ..app.overlay import read_overlay, write_overlay
+    from ..app.overlay import refuse_symlinked, usable_overlay, write_overlay
     from ..compat.learned import cuda_of_variant, learned_entry, with_learned
     from ..compat.table import TableError
     from ..compat.validate import parse_table
     from ..compat.wheel_index import empty_overlay, merge_overlay
 
     with tempfile.TemporaryDirectory(prefix="cudadoctor-learn-") as scratch:
-        path, name, sha256 = _fetched(source, timeout, scratch)
+        path, name, sha256 = _fetched(source, timeout, scratch, policy)
         minor, full, variant, platform = _wheel_facts(name)
         sass, ptx = _read_arch_lists(path)
     try:
         shipped = load_table(default_table_path())  # the shipped facts, without any overlay
-        previous = read_overlay(where)
-    except TableError as exc:
+        refuse_symlinked(where)
+        previous = usable_overlay(where)  # a malformed one: one warning line, and it is replaced
+    except (TableError, OutputError) as exc:
         raise InputError(str(exc)) from None
     release = shipped.release(minor)
     if release is None:
@@ -163,9 +175,9 @@ def run(source: str, timeout: float, as_json: bool, where: str) -> None:
         return
     carries = " ".join(f"sm_{a.replace('.', '')}" for a in sass) or "no SASS"
     carries += ("; PTX " + " ".join(f"compute_{a.replace('.', '')}" for a in ptx)) if ptx else ", no PTX"
-    click.echo(f"read {name}: PyTorch {full} {variant} ({platform}) carries {carries}")
+    click.echo(f"read {escape_control(name)}: PyTorch {full} {variant} ({platform}) carries {carries}")
     if earlier is not None:
-        click.echo(f"  replaces what `table learn` read before from {earlier}")
+        click.echo(f"  replaces what `table learn` read before from {escape_control(str(earlier))}")
     elif shipped_variant is None:
         click.echo(f"  the table had no {variant} of PyTorch {minor}: added, with this platform's list as evidence binary")
     elif before is None:
@@ -175,4 +187,4 @@ def run(source: str, timeout: float, as_json: bool, where: str) -> None:
                    + (f" (it says {' '.join(table_list or [])}: a custom build?)" if disagrees else ""))
     else:
         click.echo(f"  {variant}'s arch list was {before.evidence or 'unstated'}; it is now binary evidence")
-    click.echo(f"overlay {where}")
+    click.echo(f"overlay {escape_control(where)}")

@@ -187,6 +187,11 @@ class WheelVariant:
     # True where no binary or equal source says what PTX the wheels carry (``"ptx": null`` in the
     # table): ``ptx`` is then empty, so no GPU is ever judged to run by JIT on such a build.
     ptx_unknown: bool = False
+    # A variant `table update` took from an index other than the table's: that index's URL (pip's
+    # --index-url for it; never the table's own). None: the table's wheel index.
+    index_url: Optional[str] = None
+    # Where a variant from an index was seen ("the wheel index HOST, read DATE"); "" for the table's own.
+    seen_on: str = ""
 
     @property
     def verified(self) -> bool:
@@ -685,8 +690,9 @@ class CompatTable:
         return None
 
     def install_command(self, release: PytorchRelease, variant: WheelVariant) -> Optional[str]:
-        """The pip line PyTorch documents for this build of this release (None: download from its page)."""
-        index_url = self.wheel_index_url(variant.name)
+        """The pip line PyTorch documents for this build of this release (None: download from its page);
+        a build seen only on another index (`table update --index-url`) installs from that index."""
+        index_url = self.index_url_of(variant)
         page = wheel_page_url(release.install_style, index_url, self.wheel_index_root())
         return install_command(
             release.install_style, release.version, release.install_version(variant), variant.name, index_url, page,
@@ -699,6 +705,10 @@ class CompatTable:
 
     def wheel_index_url(self, variant: str) -> str:
         return self.wheel_index_template.format(variant=variant)
+
+    def index_url_of(self, variant: "WheelVariant") -> str:
+        """Where pip installs this variant from: the index it was seen on, else the table's wheel index."""
+        return variant.index_url or self.wheel_index_url(variant.name)
 
     def wheel_index_root(self) -> str:
         """The index whose ``torch/`` page lists every variant's wheels: the template's part before

@@ -427,6 +427,11 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
             inferred_from = ventry.get("inferred_from", "")
             if not isinstance(inferred_from, str) or (evidence == "inferred") != bool(inferred_from):
                 raise TableError(f"{vwhere}: inferred_from must name the release and variant an inferred arch list comes from (and only then)")
+            index_url, seen_on = ventry.get("index_url"), ventry.get("seen_on", "")
+            if index_url is not None and (not isinstance(index_url, str) or not re.match(r"^https?://[^\s]+\Z", index_url, re.ASCII)):
+                raise TableError(f"{vwhere}: index_url must be an http(s) URL")
+            if not isinstance(seen_on, str):
+                raise TableError(f"{vwhere}: seen_on must be a string")
             cudnn = ventry.get("cudnn")
             if cudnn is not None and (not isinstance(cudnn, str) or not re.match(r"^\d+(\.\d+)*\Z", cudnn, re.ASCII)):
                 raise TableError(f"{vwhere}: cudnn {quoted(cudnn)} must be a dotted version")
@@ -445,6 +450,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
                     first_patch=first_patch,
                     platform_builds=tuple(builds),
                     inferred_from=inferred_from,
+                    index_url=index_url,
+                    seen_on=seen_on,
                 )
             )
         if not variants:

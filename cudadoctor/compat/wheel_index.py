@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion
 
+from ..model.numbers import MAX_DIGITS
 from ..model.record import record
+from ..model.redact import redact_url
 from .table import TableError
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -36,6 +38,11 @@ _VARIANT_RE = re.compile(r"^cu(\d{2})(\d{1,2})$")
 
 class IndexPageError(ValueError):
     """The page is not a readable project index; the message is one line."""
+
+
+TOO_SLOW = "the page could not be read within the deadline (--timeout)"
+# A version part longer than this is no release (numbers.MAX_DIGITS; int() refuses 4300+ digits anyway).
+_LONG_NUMBER = re.compile(r"[0-9]{%d,}" % (MAX_DIGITS + 1))
 
 
 @record
@@ -86,17 +93,23 @@ def _unquote(text: str) -> str:
     return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
-def page_filenames(body: bytes, content_type: str) -> list[str]:
-    """The file names a project page lists; IndexPageError when it is not an index page."""
+HTML_PIECE = 256 * 1024  # the HTML reader is fed this much at a time, the deadline checked between pieces
+
+
+def page_filenames(body: bytes, content_type: str, in_time: Optional[Callable[[], bool]] = None) -> list[str]:
+    """The file names a project page lists; IndexPageError when it is not an index page, or when
+    ``in_time`` (the caller's deadline) turns false while the page is read."""
     kind = content_type.split(";", 1)[0].strip().lower()
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise IndexPageError("the index page is not UTF-8 text") from None
+    if in_time is not None and not in_time():
+        raise IndexPageError(TOO_SLOW)
     if kind == JSON_TYPE or kind == "application/json":
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSONDecodeError, and an integer past CPython's digit limit
             raise IndexPageError("the index page is not valid JSON (truncated?)") from None
         files = data.get("files") if isinstance(data, dict) else None
         if not isinstance(files, list) or not isinstance(data.get("meta"), dict):
@@ -104,7 +117,10 @@ def page_filenames(body: bytes, content_type: str) -> list[str]:
         return [f["filename"] for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
     if kind in ("text/html", "application/vnd.pypi.simple.v1+html", ""):
         parser = _Anchors()
-        parser.feed(text)
+        for start in range(0, len(text), HTML_PIECE):
+            if in_time is not None and not in_time():
+                raise IndexPageError(TOO_SLOW)
+            parser.feed(text[start:start + HTML_PIECE])
         parser.close()
         if "</html>" not in text.lower() and "</body>" not in text.lower():
             raise IndexPageError("the HTML page ends early (truncated download?)")
@@ -124,13 +140,18 @@ def platform_of(tag_platform: str) -> Optional[str]:
     return None
 
 
-def torch_wheels(filenames: Iterable[str]) -> list[IndexWheel]:
-    """The torch wheels among the names (others, and names that do not parse, are skipped)."""
+def torch_wheels(filenames: Iterable[str], in_time: Optional[Callable[[], bool]] = None) -> list[IndexWheel]:
+    """The torch wheels among the names (others, and names that do not parse, are skipped);
+    IndexPageError when ``in_time`` (the caller's deadline, asked every 1000 names) turns false."""
     wheels = []
-    for name in filenames:
+    for count, name in enumerate(filenames):
+        if in_time is not None and count % 1000 == 999 and not in_time():
+            raise IndexPageError(TOO_SLOW)
+        if _LONG_NUMBER.search(name):  # a 5000-digit version part: not a release, and int() would refuse it
+            continue
         try:
             project, version, _build, tags = parse_wheel_filename(name)
-        except (InvalidWheelFilename, InvalidVersion):
+        except (InvalidWheelFilename, InvalidVersion, ValueError):
             continue
         if project != "torch" or version.is_prerelease or version.is_devrelease or len(version.release) < 2:
             continue
@@ -212,24 +233,40 @@ def infer_from(
 
 
 def derive_overlay(
-    table: dict[str, Any], filenames: Iterable[str], *, index_url: str, fetched_at: str, sha256: str
+    table: dict[str, Any], filenames: Iterable[str], *, index_url: str, fetched_at: str, sha256: str,
+    final_url: Optional[str] = None, in_time: Optional[Callable[[], bool]] = None,
 ) -> dict[str, Any]:
-    """The overlay for what the index holds and the table lacks: new releases, new (release, variant)s,
-    newer patch releases. ``table`` is the shipped table's JSON (the overlay never changes its facts)."""
-    patches, seen = seen_variants(torch_wheels(filenames))
+    """The overlay for what the index holds and the table lacks. ``table`` is the shipped table's JSON.
+
+    The trust rule: an overlay never changes what the shipped table says about a release it ships
+    (no new variants, no newer patch release, no new platform): the index is trusted only for
+    releases newer than the newest one the shipped table knows, and those are marked as coming
+    from the index. What the index lists for shipped or older releases is reported in ``ignored``."""
+    patches, seen = seen_variants(torch_wheels(filenames, in_time))
     if not patches:
         raise IndexPageError("the index page lists no torch wheels")
     releases: list[dict[str, Any]] = json.loads(json.dumps(table.get("pytorch_releases", [])))
-    by_version = {r["version"]: r for r in releases}
+    shipped = {r["version"]: r for r in releases}
+    newest_shipped = max((_key(v) for v in shipped), default=(0,))
+    by_version = dict(shipped)
     driver_minors = {".".join(row["version"].split(".")[:2]) for row in table.get("cuda_releases", [])}
     floors = {row["cuda_major"] for row in table.get("minor_version_compatibility", [])}
     added_releases: list[dict[str, Any]] = []
-    added_variants: list[dict[str, Any]] = []
-    full_versions: dict[str, str] = {}
+    ignored: list[str] = []
     for item in seen:
         cuda = cuda_of(item.variant)
         if cuda not in driver_minors and _key(cuda)[0] not in floors:
             continue  # no driver row and no floor for its major: nothing could judge it
+        known = shipped.get(item.release)
+        if known is not None:
+            if not any(v["name"] == item.variant for v in known["variants"]):
+                ignored.append(f"PyTorch {item.release} {item.variant}: listed by the index, not in the shipped table; "
+                               "not added (an overlay never changes a shipped release)")
+            continue
+        if _key(item.release) <= newest_shipped:
+            ignored.append(f"PyTorch {item.release} {item.variant}: listed by the index, but {item.release} is not newer than "
+                           "the newest shipped release; not added")
+            continue
         rel = by_version.get(item.release)
         if rel is None:
             newest = patches[item.release][-1]
@@ -240,43 +277,45 @@ def derive_overlay(
                 "default_variant": None,
                 "variants": [],
                 "source": OVERLAY_SOURCE,
-                "note": "seen on PyTorch's wheel index by `cudadoctor table update`; no source describes it yet",
+                "note": f"seen on the wheel index {index_host(index_url)} by `cudadoctor table update` ({fetched_at[:10]}); "
+                        "no source describes it yet",
             }
             by_version[item.release] = rel
             releases.append(rel)
             releases.sort(key=lambda r: _key(r["version"]))
             added_releases.append(rel)
-        if any(v["name"] == item.variant for v in rel["variants"]):
-            continue
         entry = _inferred_variant(releases, item, cuda, patches[item.release])
         rel["variants"].append(entry)
         rel["variants"].sort(key=lambda v: _key(v["cuda"]))
-        if rel not in added_releases:
-            added_variants.append(dict(entry, release=item.release))
-    for version, known in by_version.items():
+    for version, known in shipped.items():
         on_index = patches.get(version, ())
-        if on_index and rel_is_shipped(version, added_releases) and _key(on_index[-1]) > _key(known["full_version"]):
-            full_versions[version] = on_index[-1]
+        if on_index and _key(on_index[-1]) > _key(known["full_version"]):
+            ignored.append(f"PyTorch {version}: the index lists {on_index[-1]}, the shipped table {known['full_version']}; "
+                           "the shipped table's stands")
     return {
         "format": OVERLAY_FORMAT,
         "version": OVERLAY_VERSION,
         "index_url": index_url,
+        "final_url": final_url if final_url is not None else index_url,
         "fetched_at": fetched_at,
         "sha256": sha256,
         "releases": added_releases,
-        "variants": added_variants,
-        "full_versions": full_versions,
+        "variants": [],  # variants of shipped releases: never (kept for the overlay format)
+        "full_versions": {},  # newer patches of shipped releases: never (kept for the overlay format)
+        "ignored": ignored,
     }
+
+
+def index_host(url: Optional[str]) -> str:
+    """The host (and port) of an index URL, as shown beside what came from it."""
+    match = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?([^/?#]*)", url or "")
+    return match.group(1) if match and match.group(1) else "an unnamed index"
 
 
 def empty_overlay() -> dict[str, Any]:
     """An overlay that adds nothing from an index (what `table learn` starts from when there is none)."""
-    return {"format": OVERLAY_FORMAT, "version": OVERLAY_VERSION, "index_url": None, "fetched_at": None, "sha256": None,
-            "releases": [], "variants": [], "full_versions": {}}
-
-
-def rel_is_shipped(version: str, added: list[dict[str, Any]]) -> bool:
-    return all(r["version"] != version for r in added)
+    return {"format": OVERLAY_FORMAT, "version": OVERLAY_VERSION, "index_url": None, "final_url": None, "fetched_at": None,
+            "sha256": None, "releases": [], "variants": [], "full_versions": {}, "ignored": []}
 
 
 def _inferred_variant(releases: list[dict[str, Any]], item: Seen, cuda: str, patches: tuple[str, ...]) -> dict[str, Any]:
@@ -303,52 +342,113 @@ def _inferred_variant(releases: list[dict[str, Any]], item: Seen, cuda: str, pat
     return entry
 
 
+_VERSION_TEXT = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
+
+
+def _version_key(value: Any) -> Optional[tuple[int, ...]]:
+    return _key(value) if isinstance(value, str) and _VERSION_TEXT.match(value) else None
+
+
+def check_overlay_shape(overlay: Any) -> None:
+    """TableError (one line naming the part) unless ``overlay`` has the overlay's shape: the right
+    format and version, and each key of the right type. What lies inside a release is the merged
+    table's validation's to judge."""
+    if not isinstance(overlay, dict) or overlay.get("format") != OVERLAY_FORMAT:
+        raise TableError("not a cudadoctor table overlay")
+    if overlay.get("version") != OVERLAY_VERSION:
+        raise TableError(f"overlay version {str(overlay.get('version'))[:20]!r} is not {OVERLAY_VERSION}")
+    for key in ("releases", "variants"):
+        if not isinstance(overlay.get(key, []), list) or not all(isinstance(v, dict) for v in overlay.get(key, [])):
+            raise TableError(f"overlay: {key!r} must be a list of objects")
+    for rel in overlay.get("releases", []):
+        if _version_key(rel.get("version")) is None or not isinstance(rel.get("variants", []), list) \
+                or not all(isinstance(v, dict) for v in rel.get("variants", [])):
+            raise TableError("overlay: a release must have a version (X.Y) and a list of variants")
+    full = overlay.get("full_versions", {})
+    if not isinstance(full, dict) or not all(isinstance(v, str) for v in full.values()):
+        raise TableError("overlay: 'full_versions' must be an object of version strings")
+    for key in ("index_url", "final_url", "fetched_at", "sha256"):
+        if not isinstance(overlay.get(key), (str, type(None))):
+            raise TableError(f"overlay: {key!r} must be a string")
+
+
+def _from_index(variant: dict[str, Any], table: dict[str, Any], overlay: dict[str, Any]) -> None:
+    """Mark a variant the overlay adds as coming from its index (host and date), and where pip
+    installs it from: the index it was seen on, unless that is the table's own wheel index."""
+    variant["source"] = OVERLAY_SOURCE
+    root = redact_url(str(overlay.get("index_url") or "")).rstrip("/")
+    template = table.get("wheel_index", {}).get("url_template", "") if isinstance(table.get("wheel_index"), dict) else ""
+    shipped_root = str(template).split("{variant}", 1)[0].rstrip("/")
+    variant.pop("index_url", None)
+    if root and root != shipped_root:
+        variant["index_url"] = root
+    date = str(overlay.get("fetched_at") or "")[:10] or "on an unknown date"
+    variant["seen_on"] = f"the wheel index {index_host(root) if root else 'of an overlay'}, read {date}"
+
+
 def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     """The shipped table's JSON with the overlay's additions; TableError when the overlay is malformed.
-    The merged table still goes through the table's validation (parse_table)."""
-    if not isinstance(overlay, dict) or overlay.get("format") != OVERLAY_FORMAT:
-        raise TableError("not a cudadoctor table overlay (run `cudadoctor table update --clear`)")
-    if overlay.get("version") != OVERLAY_VERSION:
-        raise TableError(f"overlay version {overlay.get('version')!r} is not {OVERLAY_VERSION} (run `cudadoctor table update`)")
+    The merged table still goes through the table's validation (parse_table).
+
+    The trust rule holds here too (an overlay written by hand or by an older cudadoctor): only a
+    release newer than the newest shipped one is taken from it, with its variants, marked as coming
+    from the index; nothing it says about a shipped release is used (learned arch lists aside: those
+    were read from the wheels themselves, compat/learned.py)."""
+    check_overlay_shape(overlay)
     merged: dict[str, Any] = json.loads(json.dumps(table))
     releases = merged.setdefault("pytorch_releases", [])
     by_version = {r.get("version"): r for r in releases if isinstance(r, dict)}
-    for key in ("releases", "variants"):
-        if not isinstance(overlay.get(key), list):
-            raise TableError(f"overlay: {key!r} must be a list")
-    for rel in overlay["releases"]:
-        if not isinstance(rel, dict) or rel.get("version") in by_version:
-            continue  # a release the shipped table now knows: its facts win
+    shipped = set(by_version)
+    newest = max((k for k in (_version_key(v) for v in shipped) if k is not None), default=(0,))
+    from_index: set[str] = set()
+    for rel in overlay.get("releases", []):
+        version = rel["version"]
+        key = _version_key(version)
+        if version in by_version or key is None or key <= newest:
+            continue  # a release the shipped table knows (its facts win), or one no newer than its newest
+        rel = json.loads(json.dumps(rel))
+        rel["source"] = OVERLAY_SOURCE
+        for variant in rel.get("variants", []):
+            _from_index(variant, table, overlay)
         releases.append(rel)
-        by_version[rel.get("version")] = rel
-    for variant in overlay["variants"]:
-        if not isinstance(variant, dict):
-            raise TableError("overlay: a variant must be an object")
+        by_version[version] = rel
+        from_index.add(version)
+    for variant in overlay.get("variants", []):
         variant = dict(variant)
-        rel = by_version.get(variant.pop("release", None))
-        if rel is None or any(v.get("name") == variant.get("name") for v in rel.get("variants", [])):
+        release = variant.pop("release", None)
+        if release not in from_index:
+            continue  # never a variant of a shipped release
+        rel = by_version[release]
+        if any(isinstance(v, dict) and v.get("name") == variant.get("name") for v in rel["variants"]):
             continue
+        _from_index(variant, table, overlay)
         rel["variants"].append(variant)
-        rel["variants"].sort(key=lambda v: _key(str(v.get("cuda", "0"))))
+        rel["variants"].sort(key=lambda v: _version_key(v.get("cuda")) or (0,))
     for version, full in (overlay.get("full_versions") or {}).items():
         rel = by_version.get(version)
-        if rel is not None and isinstance(full, str) and re.match(r"^\d+\.\d+\.\d+$", full) and _key(full) > _key(rel["full_version"]):
+        if rel is not None and version in from_index and re.match(r"^\d{1,6}\.\d{1,6}\.\d{1,6}$", full) \
+                and _key(full) > (_version_key(rel.get("full_version")) or (0,)):
             rel["full_version"] = full
-    releases.sort(key=lambda r: _key(str(r.get("version", "0"))))
+    releases.sort(key=lambda r: _version_key(r.get("version")) or (0,) if isinstance(r, dict) else (0,))
     from .learned import LEARNED_KEY, apply_learned  # arch lists `table learn` read from wheels
 
     apply_learned(merged, overlay)
     if overlay.get("index_url"):  # an overlay of `table learn` alone read no index
         merged.setdefault("sources", {})[OVERLAY_SOURCE] = {
-            "document": "PyTorch's wheel index, read by `cudadoctor table update`",
+            "document": f"the wheel index {index_host(overlay.get('index_url'))}, read by `cudadoctor table update`",
             "section": f"torch/ project page fetched {overlay.get('fetched_at')} (sha256 {overlay.get('sha256')}); "
+            "only releases newer than the shipped table's newest are taken from it; "
             "arch lists of variants no source describes are inferred",
-            "url": str(overlay.get("index_url", "")),
+            "url": redact_url(str(overlay.get("final_url") or overlay.get("index_url") or "")),
         }
     fetched = str(overlay.get("fetched_at", ""))[:10]
     if re.match(r"^\d{4}-\d{2}-\d{2}$", fetched) and fetched > str(merged.get("updated", "")):
         merged["updated"] = fetched
     merged["overlay"] = {k: overlay.get(k) for k in ("index_url", "fetched_at", "sha256")}
+    merged["overlay"]["index_url"] = redact_url(overlay["index_url"]) if overlay.get("index_url") else overlay.get("index_url")
+    merged["overlay"]["final_url"] = redact_url(str(overlay.get("final_url") or overlay.get("index_url") or "")) or None
+    merged["overlay"]["index_host"] = index_host(overlay.get("index_url")) if overlay.get("index_url") else None
+    merged["overlay"]["releases"] = sorted(from_index, key=_key)
     if overlay.get(LEARNED_KEY):
         merged["overlay"]["learned"] = [e.get("wheel") for e in overlay[LEARNED_KEY] if isinstance(e, dict)]
     return merged
@@ -365,6 +465,12 @@ def overlay_changes(overlay: dict[str, Any]) -> list[str]:
     for version, full in overlay["full_versions"].items():
         lines.append(f"PyTorch {version}: newest patch release {full}")
     return lines
+
+
+def overlay_ignored(overlay: dict[str, Any]) -> list[str]:
+    """What the index listed that the overlay does not take (shipped or older releases)."""
+    ignored = overlay.get("ignored") if isinstance(overlay, dict) else None
+    return [line for line in ignored if isinstance(line, str)] if isinstance(ignored, list) else []
 
 
 def _variant_word(variant: dict[str, Any]) -> str:

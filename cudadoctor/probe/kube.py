@@ -1,26 +1,103 @@
-"""The cluster's nodes, read live through the official ``kubernetes`` client (the optional extra
-``cudadoctor[kubernetes]``): the current kubeconfig (``$KUBECONFIG``, ``--context``), else the
-in-cluster service account. Every failure is one KubeError line; every call is bounded.
+"""The cluster's nodes, read live: the configuration through the official ``kubernetes`` client (the
+optional extra ``cudadoctor[kubernetes]``: the current kubeconfig (``$KUBECONFIG``, ``--context``),
+else the in-cluster service account), the nodes API through probe/http_get.py's bounded GET. Every
+failure is one KubeError line; every call is bounded.
 
-The nodes come back as the API server's own JSON (``kubectl get nodes -o json`` has the same
-shape), read a page at a time, so the fleet reads them exactly as it reads a saved node list.
+- The kubeconfig is read here first: a regular file only (a FIFO would block), at most
+  :data:`MAX_KUBECONFIG_BYTES`, YAML nested no deeper than Python allows (a RecursionError is one
+  line, not a crash); its secrets (tokens, passwords, keys) never appear in a message.
+- One deadline (``--timeout``) bounds the whole listing: every page, each one's connect, status,
+  headers, body and decompression. Each page's body is capped at :data:`MAX_PAGE_BYTES` after
+  decompression (a gzip bomb stops there).
+- The nodes come back as the API server's own JSON (``kubectl get nodes -o json`` has the same
+  shape), read a page at a time (``limit`` / ``continue``); a continue token the server already
+  gave is an error (it would loop for ever), and an answer whose ``items`` or ``metadata`` is not
+  of the right type is one line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import time
+import urllib.parse
 from typing import Any, Optional
 
+from ..model.redact import redact
+from ..model.text import one_line, shown_path
+from .http_get import FetchError, Policy, get
+
 PAGE = 500  # nodes per request: the API server's chunking (limit / continue)
+MAX_PAGE_BYTES = 64 * 1024 * 1024  # 500 nodes of a few KiB each are megabytes; far more is no node list
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024  # embedded certificates are kilobytes each
 
 
 class KubeError(Exception):
     """The cluster could not be read; the message says why and what to do."""
 
 
-def _configuration(context: Optional[str]) -> Any:
+def _read_kubeconfig(path: str) -> str:
+    shown = shown_path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise KubeError(f"kubeconfig {shown}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise KubeError(f"kubeconfig {shown}: not a regular file (a FIFO or a device?): give a kubeconfig file")
+        if info.st_size > MAX_KUBECONFIG_BYTES:
+            raise KubeError(f"kubeconfig {shown}: larger than {MAX_KUBECONFIG_BYTES // (1024 * 1024)} MiB: not a kubeconfig")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_KUBECONFIG_BYTES + 1)
+    except OSError as exc:
+        raise KubeError(f"kubeconfig {shown}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_KUBECONFIG_BYTES:
+        raise KubeError(f"kubeconfig {shown}: larger than {MAX_KUBECONFIG_BYTES // (1024 * 1024)} MiB: not a kubeconfig")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KubeError(f"kubeconfig {shown}: not UTF-8 text") from None
+
+
+def _secrets_in(data: Any) -> list[str]:
+    """Every string under the kubeconfig's users (tokens, passwords, key data): never shown."""
+    found: list[str] = []
+    stack = [data.get("users")] if isinstance(data, dict) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _parse_kubeconfig(path: str, text: str) -> dict[str, Any]:
+    import yaml
+
+    shown = shown_path(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:  # its text would quote the line (a token): only where
+        line = f" at line {exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+        raise KubeError(f"kubeconfig {shown}: not valid YAML{line}") from None
+    except (yaml.YAMLError, ValueError):
+        raise KubeError(f"kubeconfig {shown}: not valid YAML") from None
+    except RecursionError:
+        raise KubeError(f"kubeconfig {shown}: nested too deeply to be a kubeconfig") from None
+    if not isinstance(data, dict):
+        raise KubeError(f"kubeconfig {shown}: not a kubeconfig (a mapping with clusters, users and contexts)")
+    return data
+
+
+def _configuration(context: Optional[str]) -> tuple[Any, list[str]]:
+    """(the client's Configuration, the secrets no message may show)."""
     try:
         import yaml
         from kubernetes import client, config
@@ -28,68 +105,146 @@ def _configuration(context: Optional[str]) -> Any:
         raise KubeError("--kubernetes needs the Kubernetes client: pip install 'cudadoctor[kubernetes]'") from None
     configuration = client.Configuration()
     kubeconfig = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    paths = [p for p in kubeconfig.split(os.pathsep) if p]
+    present = [p for p in paths if os.path.lexists(p)]
+    secrets: list[str] = []
     try:
-        if context or any(os.path.exists(p) for p in kubeconfig.split(os.pathsep) if p):
-            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)  # type: ignore[no-untyped-call]
+        if present or context:
+            # Each file is checked and parsed here first, so a FIFO, a huge or a deeply nested one is one
+            # line; the client then loads them as it always does (relative paths, merging, plugins).
+            for path in present:
+                secrets += _secrets_in(_parse_kubeconfig(path, _read_kubeconfig(path)))
+            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration,  # type: ignore[no-untyped-call]
+                                    persist_config=False)
         else:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     except config.ConfigException as exc:
-        raise KubeError(f"no usable Kubernetes configuration ({exc}): set KUBECONFIG or run inside a cluster") from None
+        raise KubeError(redact(f"no usable Kubernetes configuration ({one_line(str(exc), 200)}): set KUBECONFIG or run inside a cluster",
+                               secrets)) from None
+    except RecursionError:
+        raise KubeError(f"kubeconfig {shown_path(kubeconfig)}: nested too deeply to be a kubeconfig") from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError) as exc:  # a kubeconfig that is not one
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise KubeError(f"kubeconfig {kubeconfig}: cannot be used ({type(exc).__name__}: {first[:200]})") from None
-    configuration.retries = 0  # a bound is a bound: no silent retries behind --timeout
-    return configuration
+        raise KubeError(redact(f"kubeconfig {shown_path(kubeconfig)}: cannot be used ({type(exc).__name__}: {one_line(first, 200)})",
+                               secrets)) from None
+    secrets += [str(v) for v in (getattr(configuration, "api_key", None) or {}).values()]
+    secrets += [s for s in (getattr(configuration, "password", None),) if isinstance(s, str)]
+    return configuration, secrets
+
+
+def _headers(configuration: Any, secrets: list[str]) -> dict[str, str]:
+    hook = getattr(configuration, "refresh_api_key_hook", None)
+    try:
+        if hook is not None:
+            hook(configuration)  # an exec plugin's or an expiring token's refresh
+        settings = configuration.auth_settings()
+    except Exception as exc:  # a plugin that fails: its own words, secrets removed  # noqa: BLE001
+        raise KubeError(redact(f"the kubeconfig's credentials cannot be obtained ({type(exc).__name__}: "
+                               f"{one_line(str(exc), 200)})", secrets)) from None
+    headers = {}
+    for setting in settings.values():
+        if isinstance(setting, dict) and setting.get("in") == "header" and setting.get("value"):
+            headers[str(setting["key"])] = str(setting["value"])
+            secrets.append(str(setting["value"]))
+    return headers
+
+
+def _ssl_context(configuration: Any, secrets: list[str]) -> Any:
+    import ssl
+
+    try:
+        if getattr(configuration, "verify_ssl", True):
+            context = ssl.create_default_context(cafile=getattr(configuration, "ssl_ca_cert", None) or None)
+        else:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if getattr(configuration, "cert_file", None):
+            context.load_cert_chain(configuration.cert_file, getattr(configuration, "key_file", None) or None)
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise KubeError(redact(f"the kubeconfig's TLS settings cannot be used ({one_line(str(exc), 160)})", secrets)) from None
+    return context
 
 
 def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Every Node (matching ``selector``), as the API server's JSON; KubeError on any failure."""
-    configuration = _configuration(context)
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
     deadline = time.monotonic() + timeout
+    configuration, secrets = _configuration(context)
+    where = redact(str(configuration.host), secrets)
+    if getattr(configuration, "proxy", None):
+        raise KubeError("the kubeconfig names a proxy-url, which --kubernetes does not use: "
+                        "pipe `kubectl get nodes -o json` into `cudadoctor fleet -` instead")
+    headers = _headers(configuration, secrets)
+    base = str(configuration.host).rstrip("/")
+    ssl_context = _ssl_context(configuration, secrets) if base.lower().startswith("https://") else None
+    policy = Policy(allow_http=True, follow_redirects=False)  # the kubeconfig names the server; no redirect is followed
     nodes: list[dict[str, Any]] = []
     token: Optional[str] = None
-    where = configuration.host
-    with client.ApiClient(configuration) as api_client:
-        api = client.CoreV1Api(api_client)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise KubeError(f"the Kubernetes API at {where} did not answer within {timeout:g}s (--timeout)")
-            kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": left}
-            if selector:
-                kwargs["label_selector"] = selector
-            if token:
-                kwargs["_continue"] = token
-            try:
-                response: Any = api.list_node(**kwargs)  # the raw HTTP answer (_preload_content=False)
-                page = json.loads(response.data)
-            except ApiException as exc:
-                raise KubeError(_api_error(exc, where)) from None
-            except HTTPError as exc:
-                text = str(exc)
-                if "timed out" in text.lower() or "timeout" in type(exc).__name__.lower():
-                    raise KubeError(f"the Kubernetes API at {where} did not answer within {timeout:g}s (--timeout)") from None
-                raise KubeError(f"the Kubernetes API at {where} cannot be reached ({type(exc).__name__})") from None
-            except (OSError, ValueError) as exc:
-                raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__}: {exc})") from None
-            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
-                raise KubeError(f"the Kubernetes API at {where} answered with something that is not a node list")
-            nodes.extend(page["items"])
-            token = (page.get("metadata") or {}).get("continue") or None
-            if not token:
-                return nodes
+    tokens: set[str] = set()
+    while True:
+        query: dict[str, Any] = {"limit": PAGE}
+        if selector:
+            query["labelSelector"] = selector
+        if token:
+            query["continue"] = token
+        chunks: list[bytes] = []
+        try:
+            get(f"{base}/api/v1/nodes?{urllib.parse.urlencode(query)}", deadline=deadline, timeout=timeout, write=chunks.append,
+                max_bytes=MAX_PAGE_BYTES, what="a node list page", accept="application/json", headers=headers, policy=policy,
+                ssl_context=ssl_context, gzip=True)
+        except FetchError as exc:
+            raise KubeError(_fetch_error(exc, where, timeout, secrets)) from None
+        if time.monotonic() >= deadline:
+            raise KubeError(f"the Kubernetes API at {where} did not answer within {timeout:g}s (--timeout)")
+        try:
+            page = json.loads(b"".join(chunks))
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
+            raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__})") from None
+        nodes.extend(_page_items(page, where))
+        token = _continue_token(page, where)
+        if not token:
+            return nodes
+        if token in tokens:
+            raise KubeError(f"the Kubernetes API at {where} gave the same continue token twice: the listing would never end")
+        tokens.add(token)
 
 
-def _api_error(exc: Any, where: str) -> str:
-    status = getattr(exc, "status", None)
+def _page_items(page: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+        raise KubeError(f"the Kubernetes API at {where} answered with something that is not a node list")
+    if not all(isinstance(item, dict) for item in page["items"]):
+        raise KubeError(f"the Kubernetes API at {where} answered with a node list whose items are not all objects")
+    items: list[dict[str, Any]] = page["items"]
+    return items
+
+
+def _continue_token(page: dict[str, Any], where: str) -> Optional[str]:
+    metadata = page.get("metadata")
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise KubeError(f"the Kubernetes API at {where} answered with a node list whose metadata is not an object")
+    token = metadata.get("continue")
+    if token in (None, ""):
+        return None
+    if not isinstance(token, str) or len(token) > 64 * 1024:
+        raise KubeError(f"the Kubernetes API at {where} answered with a continue token that is not a string")
+    return token
+
+
+def _fetch_error(exc: FetchError, where: str, timeout: float, secrets: list[str]) -> str:
+    if exc.timed_out:
+        return f"the Kubernetes API at {where} did not answer within {timeout:g}s (--timeout)"
+    status = exc.status
     if status == 401:
         return f"the Kubernetes API at {where} refused the credentials (401 Unauthorized): refresh the kubeconfig's token"
     if status == 403:
         return f"the Kubernetes API at {where} forbids listing nodes (403 Forbidden): the account needs get/list on nodes"
-    if status == 400 and "selector" in str(getattr(exc, "body", "")).lower():
-        return f"--selector: the API server rejected the label selector ({str(exc.body)[:200]})"
-    return f"the Kubernetes API at {where} answered {status} {getattr(exc, 'reason', '')}".rstrip()
+    body = redact(exc.body.decode("utf-8", "replace"), secrets)
+    if status == 400 and "selector" in body.lower():
+        return f"--selector: the API server rejected the label selector ({one_line(body, 200)})"
+    if status is not None:
+        return f"the Kubernetes API at {where} answered {status} {one_line(exc.reason, 80)}".rstrip()
+    if exc.unreachable:
+        return redact(f"the Kubernetes API at {where} cannot be reached ({exc})", secrets)
+    return redact(f"the Kubernetes API at {where} gave no node list: {exc}", secrets)

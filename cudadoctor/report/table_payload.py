@@ -61,7 +61,8 @@ def variant_view(table: CompatTable, release: PytorchRelease, variant: WheelVari
         if full and full.min_driver_windows and variant.available_on("windows")
         else None,
         "minor_compat_driver_linux": str(floor.min_driver_linux) if floor else None,
-        "wheel_index_url": table.wheel_index_url(variant.name),
+        "wheel_index_url": table.index_url_of(variant),
+        "seen_on": variant.seen_on or None,  # a variant from an index: "the wheel index HOST, read DATE"
         "images": images,
         "evidence": variant.evidence,
         "note": variant.note,

@@ -158,6 +158,8 @@ def render_release(console: Console, view: dict[str, Any]) -> None:
             _print(console, f"  {platform_label(build['platform'])}: {_code_summary(build['arch_list'], build['ptx'], build.get('ptx_unknown', False))} ({build['evidence']})")
         if v["inferred_from"]:
             _print(console, f"  arch list inferred from PyTorch {v['inferred_from']} (`cudadoctor table update`)", "yellow")
+        if v.get("seen_on"):
+            _print(console, f"  not in the shipped table: from {v['seen_on']} (`cudadoctor table update`)", "yellow")
         if v["pip_command"]:
             Printer(console).command(v["pip_command"])
         elif v["wheel_page_url"]:

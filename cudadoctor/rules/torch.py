@@ -190,7 +190,7 @@ def _cpu_hint(ctx: CheckContext, torch: TorchFacts) -> Optional[str]:
             return f"download the {variant.name} wheel of torch {patch} for your Python from {page} and install it  {why}"
         return line.replace("pip install ", "pip install --force-reinstall ", 1) + f"  {why}"
     pin = f"torch=={version}" if release is installed else f"torch=={rec.first_patch or release.version + '.*'}"
-    return f"pip install --force-reinstall '{pin}' --index-url {table.wheel_index_url(rec.variant or '')}  {why}"
+    return f"pip install --force-reinstall '{pin}' --index-url {rec.wheel_index_url or table.wheel_index_url(rec.variant or '')}  {why}"
 
 
 def _extension_findings(ctx: CheckContext, torch: TorchFacts) -> list[Finding]:
