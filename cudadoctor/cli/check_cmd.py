@@ -81,7 +81,7 @@ def check(ctx: click.Context, /, **options: Any) -> None:
     if (pull or smoke) and image is None and options["run_line"] is None:
         raise InputError(f"{'--pull' if pull else '--smoke'} needs --image REF")
     values = user_values_or_fail(image, options["variant"], options["requires"], options["min_memory"], options["run_line"])
-    nvml = start_nvml_probe(options["snapshot"], options["nvml_timeout"])
+    nvml = start_nvml_probe(options["snapshot"], options["nvml_timeout"], options["driver"], options["gpus"])
     try:
         table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
         request = request_or_fail(

@@ -67,9 +67,12 @@ def with_topology_or_fail(facts: "HostFacts", path: str) -> "HostFacts":
     return _usage(inputs.with_topology, facts, path)
 
 
-def start_nvml_probe(snapshot: Optional[str], nvml_timeout: float) -> Optional["NvmlProbe"]:
-    """With no --snapshot, NVML's child is started before the table is loaded (app.inputs.start_nvml_probe)."""
-    return inputs.start_nvml_probe(snapshot or None, nvml_timeout)
+def start_nvml_probe(
+    snapshot: Optional[str], nvml_timeout: float, driver: Optional[str] = None, gpus: Sequence[str] = ()
+) -> Optional["NvmlProbe"]:
+    """With no --snapshot, NVML's child is started before the table is loaded, unless --driver and
+    --gpu replace every NVML fact (app.inputs.start_nvml_probe)."""
+    return inputs.start_nvml_probe(snapshot or None, nvml_timeout, driver, gpus)
 
 
 def emit_json(data: Any) -> None:

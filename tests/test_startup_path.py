@@ -1,0 +1,71 @@
+"""What a command loads before it answers: the what-if that replaces every NVML fact asks no NVML
+at all, and `check --json`'s path imports no front end it does not use."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO_ROOT, cli_environment
+
+WHAT_IF = ("--driver", "535.104.05", "--gpu", "T4")
+
+
+def loader_log(args: tuple[str, ...], env: dict[str, str], directory: Path) -> tuple[int, dict[int, list[str]], "subprocess.CompletedProcess[str]"]:
+    """Run `python -m cudadoctor ARGS` with the dynamic loader logging every library each of its
+    processes (the forked NVML child too) loads: (the command's pid, lines per pid, the run)."""
+    directory.mkdir()
+    log_env = cli_environment({**env, "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(directory / "ld")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=log_env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    out, err = proc.communicate(timeout=120)
+    lines: dict[int, list[str]] = {}
+    for path in directory.iterdir():
+        for line in path.read_text(errors="replace").splitlines():
+            found = re.match(r"\s*(\d+):\s*(.*)", line)
+            if found:
+                lines.setdefault(int(found.group(1)), []).append(found.group(2))
+    return proc.pid, lines, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def nvml_loaders(lines: dict[int, list[str]]) -> set[int]:
+    return {pid for pid, text in lines.items() if any("file=libnvidia-ml.so.1" in line for line in text)}
+
+
+def test_driver_and_gpu_together_ask_nvml_nothing_in_any_process(fake_nvml_env, tmp_path: Path) -> None:
+    env = fake_nvml_env({"count": 8})
+    pid, lines, run = loader_log(("check", "--json", *WHAT_IF), env, tmp_path / "what-if")
+    assert run.returncode in (0, 1), run.stderr
+    assert pid in lines  # the log is written: the loader saw the command start
+    assert nvml_loaders(lines) == set()
+    assert set(lines) == {pid}  # and no other process (no NVML child) loaded anything
+
+
+@pytest.mark.parametrize("partial", [("--driver", "535.104.05"), ("--gpu", "T4"), ()])
+def test_a_partial_what_if_still_reads_nvml_in_its_child(fake_nvml_env, tmp_path: Path, partial: tuple[str, ...]) -> None:
+    env = fake_nvml_env({"count": 8})
+    pid, lines, run = loader_log(("check", "--json", *partial), env, tmp_path / "partial")
+    assert run.returncode in (0, 1), run.stderr
+    loaders = nvml_loaders(lines)
+    assert loaders and pid not in loaders  # the forked child loads NVML; the command itself never does
+
+
+def test_the_what_if_facts_are_the_same_with_or_without_nvml_asked(fake_nvml_env) -> None:
+    """Skipping NVML changes nothing the command says: the facts --driver and --gpu give replace
+    NVML's whole, as a snapshot's what-if shows."""
+    import json
+
+    env = fake_nvml_env({"count": 8})
+    run = subprocess.run(
+        [sys.executable, "-m", "cudadoctor", "check", "--json", *WHAT_IF], cwd=REPO_ROOT,
+        env=cli_environment(env), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    host = json.loads(run.stdout)["host"]
+    assert host["driver"]["source"] == "what-if" and host["driver"]["driver_version"] == "535.104.05"
+    assert [(g["name"], g["source"]) for g in host["gpus"]] == [("T4", "what-if")]
