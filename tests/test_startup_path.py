@@ -69,3 +69,48 @@ def test_the_what_if_facts_are_the_same_with_or_without_nvml_asked(fake_nvml_env
     host = json.loads(run.stdout)["host"]
     assert host["driver"]["source"] == "what-if" and host["driver"]["driver_version"] == "535.104.05"
     assert [(g["name"], g["source"]) for g in host["gpus"]] == [("T4", "what-if")]
+
+
+# ---- what `check --json` imports -------------------------------------------------------------------
+
+# Front ends and probes a `check --json` must not load in its own process: click (the fast path
+# reads its command line), rich (the JSON needs no console), nvidia-ml-py (only NVML's forked
+# child imports it, and a full what-if starts no child), docker (no container was asked about).
+NOT_ON_THE_CHECK_PATH = {"click", "rich", "pynvml", "docker", "torch", "jsonschema", "urllib", "http", "socket"}
+
+
+def imported_modules(args: tuple[str, ...], env: dict[str, str]) -> list[str]:
+    """Every module `python -X importtime -m cudadoctor ARGS` imports in its own process, in order."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cudadoctor", *args], cwd=REPO_ROOT,
+        env=cli_environment(env), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode in (0, 1), run.stderr[-2000:]
+    assert run.stdout.startswith("{")
+    return [line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:") and "|" in line][1:]
+
+
+def test_a_full_what_if_check_imports_no_front_end_no_nvml_and_no_docker(fake_nvml_env) -> None:
+    env = fake_nvml_env({"count": 8})
+    first = imported_modules(("check", "--json", *WHAT_IF), env)
+    assert "cudadoctor.compat.validate" in first  # this test's cache is empty: the table is validated once
+    modules = imported_modules(("check", "--json", *WHAT_IF), env)
+    loaded = {name.split(".")[0] for name in modules}
+    assert loaded & NOT_ON_THE_CHECK_PATH == set(), sorted(m for m in modules if m.split(".")[0] in NOT_ON_THE_CHECK_PATH)
+    ours = [m for m in modules if m.startswith("cudadoctor")]
+    assert "cudadoctor.cli.fast" in ours and "cudadoctor.cli.check_run" in ours
+    for absent in ("cudadoctor.cli.group", "cudadoctor.cli.check_cmd", "cudadoctor.probe.nvml", "cudadoctor.compat.validate"):
+        assert absent not in ours, ours
+
+
+def test_a_probing_check_imports_nvidia_ml_py_only_in_its_child(fake_nvml_env) -> None:
+    modules = imported_modules(("check", "--json"), fake_nvml_env({"count": 8}))
+    loaded = {name.split(".")[0] for name in modules}
+    assert loaded & NOT_ON_THE_CHECK_PATH == set()
+    assert "cudadoctor.probe.nvml" in modules  # the watchdog that forks the child
+
+
+def test_the_import_list_sees_click_where_the_click_path_runs(fake_nvml_env) -> None:
+    """The listing above is real: a command line the fast path leaves to click imports click."""
+    modules = imported_modules(("check", "--json", "--driver=535.104.05", "--gpu", "T4", "--gpus-per-job", "064"), fake_nvml_env())
+    assert "click" in modules and "cudadoctor.cli.group" in modules

@@ -1,12 +1,11 @@
 """The CLI's side of the input room (app/inputs.py): the same assembly, each problem turned into
-the CLI's one-line usage error (exit 2)."""
+the CLI's one-line usage error (exit 2). No click: the fast path (cli/fast.py) uses it too."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar
-
-import click
 
 from ..app import inputs
 from .errors import InputError
@@ -76,4 +75,6 @@ def start_nvml_probe(
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False))
+    """One JSON document on stdout (ASCII: json escapes the rest), flushed, as click.echo wrote it."""
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
