@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -73,15 +73,29 @@ def test_a_damaged_compiled_form_is_parsed_again_and_replaced(damage: str) -> No
     assert compiled_table.load_compiled(shipped_key()) is not None  # stored again, whole
 
 
-def test_a_compiled_form_that_names_anything_but_the_tables_records_is_refused(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    body = pickle.dumps((os.system, f"touch {marker}"))
+@pytest.mark.parametrize(
+    "names",
+    [(("os", "system"),), (("builtins", "eval"),), (("cudadoctor.app.loader", "CompatTable"),), (("cudadoctor.compat.table", "TEMPLATE_GROUPS"),)],
+)
+def test_a_compiled_form_that_names_anything_but_the_tables_records_is_refused(names: tuple[tuple[str, str], ...]) -> None:
+    body = marshal.dumps((names, [0, "echo compiled form ran"]))
     evil = b"%s\0%d\0%s\0%s" % (compiled_table.FORMAT, len(body), shipped_key(), body)
     compiled_file().parent.mkdir(parents=True, exist_ok=True)
     compiled_file().write_bytes(evil)
     assert compiled_table.load_compiled(shipped_key()) is None
     assert isinstance(load_table(), CompatTable)
-    assert not marker.exists()
+    assert compiled_table.load_compiled(shipped_key()) is not None  # replaced by the real one
+
+
+def test_records_shared_in_the_parsed_table_are_shared_in_the_compiled_one() -> None:
+    load_table()
+    stored = compiled_table.load_compiled(shipped_key())
+    assert stored is not None
+    parsed = parse_table(json.loads(shipped_text()), default_table_path())
+    model = next(iter(parsed.gpu_names.values()))
+    assert any(model is gpu for gpu in parsed.gpus)  # the validator's index holds the models themselves
+    stored_model = stored.gpu_names[next(iter(parsed.gpu_names))]
+    assert any(stored_model is gpu for gpu in stored.gpus)
 
 
 def test_a_cache_that_cannot_be_written_leaves_the_table_parsed_every_time(

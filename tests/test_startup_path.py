@@ -114,3 +114,34 @@ def test_the_import_list_sees_click_where_the_click_path_runs(fake_nvml_env) -> 
     """The listing above is real: a command line the fast path leaves to click imports click."""
     modules = imported_modules(("check", "--json", "--driver=535.104.05", "--gpu", "T4", "--gpus-per-job", "064"), fake_nvml_env())
     assert "click" in modules and "cudadoctor.cli.group" in modules
+
+
+NVML_CHILD_IMPORTS = """
+import json, sys
+from cudadoctor.probe.nvml import probe_nvml
+before = set(sys.modules)
+driver, gpus = probe_nvml()
+added = sorted(set(sys.modules) - before)
+import ctypes.util
+print(json.dumps({"state": driver.nvml_state, "gpus": len(gpus), "added": added,
+                  "real_util": hasattr(ctypes.util, "find_loaded_library") or hasattr(ctypes.util, "test"),
+                  "libc": ctypes.util.find_library("c")}))
+"""
+
+
+def test_the_nvml_probe_imports_nvidia_ml_py_without_what_it_never_uses(fake_nvml_env) -> None:
+    """nvidia-ml-py imports ctypes.util (and through it shutil, subprocess, tempfile) for a
+    function it never calls; the probe's child reads every GPU without them, and a later import
+    of ctypes.util is the real module."""
+    import json
+
+    run = subprocess.run(
+        [sys.executable, "-c", NVML_CHILD_IMPORTS], cwd=REPO_ROOT, env=cli_environment(fake_nvml_env({"count": 8})),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout)
+    assert (found["state"], found["gpus"]) == ("ok", 8)
+    assert "pynvml" in found["added"]
+    assert not {"ctypes.util", "subprocess", "shutil", "tempfile"} & set(found["added"]), found["added"]
+    assert found["real_util"] and found["libc"]

@@ -16,18 +16,19 @@ while loading it means the table is parsed and validated as before. Only the shi
 stored this way, and only when no ``table update`` overlay lies over it: a ``--table`` file,
 ``$CUDADOCTOR_TABLE``, a config's table and the overlay are validated on every run.
 
-The form is a pickle of the records, read by an unpickler that accepts nothing but the table's
-record classes (no other global, so no code runs while loading it). It is written to a temporary
-file in the cache directory and renamed over the old one, so a concurrent reader sees the old form
-or the new one; when the directory cannot be written (a read-only home, a full disk) nothing is
-stored and every run parses, as before.
+The form is the records as plain values in marshal's format (built in: nothing to import, where
+pickle's modules cost more than loading the table through them saves; and loading it runs no
+code): a record is a list of its class's number and its field values, a record seen before is a
+reference to it, and only the table's record classes (in ``_MODULES``) can be named. It is written
+to a temporary file in the cache directory and renamed over the old one, so a concurrent reader
+sees the old form or the new one; when the directory cannot be written (a read-only home, a full
+disk) nothing is stored and every run parses, as before.
 """
 
 from __future__ import annotations
 
-import io
+import marshal
 import os
-import pickle
 import sys
 import zlib
 from typing import Any, Optional
@@ -76,14 +77,73 @@ def table_key(path: str, text: str) -> bytes:
     return "\n".join(fields).replace("\0", "?").encode("utf-8", "surrogateescape")
 
 
-class _TableUnpickler(pickle.Unpickler):
-    """Accepts only the table's record classes: any other global refuses the whole file."""
+# Values in the stored form: anything that is not a list is itself; a list is one of these.
+# [n >= 0, field values...]: a record of class n; [_REFERENCE, i]: the i-th record again;
+# [_TUPLE, items...] and [_DICT, {key: value}]: a tuple or dict that holds records;
+# [_PLAIN, list]: a list (the table's own JSON, CompatTable.raw), as it is.
+_REFERENCE, _TUPLE, _DICT, _PLAIN = -1, -2, -3, -4
 
-    def find_class(self, module: str, name: str) -> Any:
+
+def _encode(table: CompatTable) -> bytes:
+    classes: dict[type, int] = {}
+    seen: dict[int, int] = {}
+
+    def encode(value: Any) -> Any:
+        kind = type(value)
+        if kind is tuple:
+            items = [encode(item) for item in value]
+            return [_TUPLE, *items] if any(type(item) is list for item in items) else value
+        if kind is dict:
+            entries = {key: encode(item) for key, item in value.items()}
+            return [_DICT, entries] if any(type(item) is list for item in entries.values()) else value
+        if kind is list:
+            return [_PLAIN, value]
+        if hasattr(kind, "__record_fields__"):
+            if id(value) in seen:
+                return [_REFERENCE, seen[id(value)]]
+            seen[id(value)] = len(seen)
+            number = classes.setdefault(kind, len(classes))
+            fields = value.__dict__
+            names: tuple[str, ...] = kind.__record_names__
+            return [number, *(encode(fields[name]) for name in names)]
+        return value
+
+    body = encode(table)
+    return marshal.dumps((tuple((cls.__module__, cls.__qualname__) for cls in classes), body))
+
+
+def _decode(data: bytes) -> Any:
+    names, body = marshal.loads(data)
+    classes = []
+    for module, name in names:
         found = getattr(sys.modules.get(module), name, None) if module in _MODULES else None
         if not isinstance(found, type) or not hasattr(found, "__record_fields__"):
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of a compiled table")
-        return found
+            raise ValueError(f"{module}.{name} is not part of a compiled table")
+        classes.append((found, found.__record_names__))  # type: ignore[attr-defined]
+    records: list[Any] = []
+    new = object.__new__
+
+    def decode(value: Any) -> Any:
+        tag = value[0]
+        if tag >= 0:
+            cls, field_names = classes[tag]
+            record = new(cls)
+            records.append(record)
+            fields = record.__dict__
+            for name, item in zip(field_names, value[1:]):
+                fields[name] = decode(item) if type(item) is list else item
+            return record
+        if tag == _REFERENCE:
+            return records[value[1]]
+        if tag == _TUPLE:
+            return tuple([decode(item) if type(item) is list else item for item in value[1:]])
+        if tag == _DICT:
+            return {key: decode(item) if type(item) is list else item for key, item in value[1].items()}
+        if tag == _PLAIN:
+            return value[1]
+        raise ValueError(f"unknown tag {tag!r}")
+
+    return decode(body) if type(body) is list else body
 
 
 def _header(key: bytes, length: int) -> bytes:
@@ -102,7 +162,7 @@ def load_compiled(key: bytes, where: Optional[str] = None) -> Optional[CompatTab
         fmt, length, stored, body = data.split(b"\0", 3)
         if fmt != FORMAT or stored != key or int(length) != len(body):
             return None
-        table = _TableUnpickler(io.BytesIO(body)).load()
+        table = _decode(body)
     except Exception:  # truncated, garbled, from other code: parse the table instead
         return None
     return table if isinstance(table, CompatTable) else None
@@ -113,8 +173,8 @@ def store_compiled(key: bytes, table: CompatTable, where: Optional[str] = None) 
     changed) when it cannot be written."""
     target = where or compiled_path()
     try:
-        body = pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # a table a test built with something pickle refuses: not worth storing
+        body = _encode(table)
+    except Exception:  # a value marshal refuses (not one a parsed table holds): not worth storing
         return False
     directory = os.path.dirname(target) or "."
     temporary = os.path.join(directory, f".{COMPILED_NAME}.{os.getpid()}.tmp")
