@@ -165,7 +165,7 @@ def print_table(rows: list[dict[str, object]], markdown: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=40, help="Rounds (--runs: its earlier name).")
     parser.add_argument(
         "--baseline", metavar="EXE",
         help="Also run another install's console script (e.g. the previous commit in its own venv) in the same rounds.",

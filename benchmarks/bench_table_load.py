@@ -66,7 +66,7 @@ def summary(samples: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=30, help="Rounds (--runs: its earlier name).")
     args = parser.parse_args()
     parsed, compiled, warm = [], [], []
     with tempfile.TemporaryDirectory() as work:
