@@ -10,6 +10,10 @@ def run() -> None:
     # and exits: the cyclic garbage collector would only cost time. Disabled before anything heavy
     # (click, nvidia-ml-py) is imported; library users importing cudadoctor are not affected.
     gc.disable()
+    # cudadoctor's own modules from one compiled file, where one is stored (cli/bundle.py).
+    from .cli import bundle
+
+    bundle.install()
     # The common command lines (check, recommend) run without click (cli/fast.py); any other, or
     # one the fast path is not sure of, goes to the click group, as before.
     from .cli.fast import run as run_fast
@@ -31,6 +35,7 @@ def run() -> None:
         sys.stderr.flush()
     except (BrokenPipeError, OSError):  # the reader went away (`| head`): nothing left to tell it
         status = status or 1
+    bundle.remember()  # the compiled modules, written again when this run imported one it lacked
     os._exit(status)
 
 

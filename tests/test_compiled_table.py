@@ -29,7 +29,9 @@ def shipped_key() -> bytes:
 
 
 def compiled_file() -> Path:
-    return Path(os.environ["CUDADOCTOR_CACHE"]) / compiled_table.COMPILED_NAME
+    path = Path(compiled_table.compiled_path())
+    assert path.parent == Path(os.environ["CUDADOCTOR_CACHE"])
+    return path
 
 
 def test_the_shipped_table_validates_and_its_compiled_form_is_the_same_table() -> None:
@@ -137,4 +139,4 @@ def test_concurrent_first_loads_all_get_the_table_and_leave_one_whole_compiled_f
     expected = str(len(load_table().gpus))
     assert [(proc.returncode, out.strip(), err) for proc, (out, err) in zip(procs, outputs)] == [(0, expected, "")] * 4
     assert compiled_table.load_compiled(shipped_key()) is not None
-    assert [p.name for p in compiled_file().parent.iterdir()] == [compiled_table.COMPILED_NAME]
+    assert [p.name for p in compiled_file().parent.iterdir()] == [compiled_file().name]

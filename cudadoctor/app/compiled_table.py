@@ -34,7 +34,7 @@ import zlib
 from typing import Any, Optional
 
 from ..compat.table import CompatTable
-from .overlay import cache_dir
+from .cache import cache_dir
 
 COMPILED_NAME = "compat-table.compiled"
 FORMAT = b"cudadoctor compiled table 1"
@@ -45,7 +45,11 @@ _CODE_DIRS = ("compat", "model")
 
 
 def compiled_path() -> str:
-    return os.path.join(cache_dir(), COMPILED_NAME)
+    """One file per install: two venvs sharing a cache must not replace each other's."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    install = zlib.crc32(package.encode("utf-8", "surrogateescape"))
+    stem, _, suffix = COMPILED_NAME.rpartition(".")
+    return os.path.join(cache_dir(), f"{stem}-{install:08x}.{suffix}")
 
 
 def _code_fingerprint() -> str:

@@ -3,24 +3,32 @@
 
 Exit status (a contract for scripts): 0 nothing fails, 1 something fails (or warns under
 --strict; for `recommend`: nothing fits), 2 usage error or unreadable input, 3 internal error.
-This package imports no click by itself: ``cli`` and ``main`` load the click group on first use.
+This package imports nothing by itself: ``cli`` and ``main`` load the click group on first use.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .commands import COMMANDS
-from .errors import InputError
-
 if TYPE_CHECKING:
+    from .commands import COMMANDS
+    from .errors import InputError
     from .group import cli, main
 
 def __getattr__(name: str) -> Any:
+    # Nothing is imported with the package: the entry point imports cli.bundle before anything else.
     if name in ("cli", "main"):
         from . import group
 
         return getattr(group, name)
+    if name == "COMMANDS":
+        from .commands import COMMANDS
+
+        return COMMANDS
+    if name == "InputError":
+        from .errors import InputError
+
+        return InputError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
