@@ -10,11 +10,21 @@ def run() -> None:
     # and exits: the cyclic garbage collector would only cost time. Disabled before anything heavy
     # (click, nvidia-ml-py) is imported; library users importing cudadoctor are not affected.
     gc.disable()
-    from .cli import main
+    # cudadoctor's own modules from one compiled file, where one is stored (cli/bundle.py).
+    from .cli import bundle
+
+    bundle.install()
+    # The common command lines (check, recommend) run without click (cli/fast.py); any other, or
+    # one the fast path is not sure of, goes to the click group, as before.
+    from .cli.fast import run as run_fast
 
     try:
-        main()
-        status = 0
+        fast = run_fast(sys.argv[1:])
+        if fast is None:
+            from .cli.group import main
+
+            main()
+        status = 0 if fast is None else fast
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     # Everything is written and every resource closed by now (the Docker client and any child
@@ -25,6 +35,7 @@ def run() -> None:
         sys.stderr.flush()
     except (BrokenPipeError, OSError):  # the reader went away (`| head`): nothing left to tell it
         status = status or 1
+    bundle.remember()  # the compiled modules, written again when this run imported one it lacked
     os._exit(status)
 
 

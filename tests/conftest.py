@@ -165,7 +165,7 @@ def _validate_cli_json(monkeypatch: pytest.MonkeyPatch) -> None:
         if hasattr(module, "emit_json"):
             monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
     # Subcommands that live in modules of their own.
-    for command, module_name in (("table", "table_update"),):
+    for command, module_name in (("table", "table_update"), ("check", "check_run"), ("recommend", "recommend_run")):
         module = importlib.import_module(f"cudadoctor.cli.{module_name}")
         monkeypatch.setattr(module, "emit_json", schema_check.wrap_emit(command, module.emit_json))
     monkeypatch.setattr(subprocess, "run", schema_check.wrap_run(subprocess.run))

@@ -113,6 +113,14 @@ def today(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
         raise InputsError(f"${TODAY_ENV} {text[:40]!r}: expected a date written YYYY-MM-DD") from None
 
 
+def nvml_replaced(driver: Optional[str], gpus: Sequence[str]) -> bool:
+    """True when the what-if flags replace every fact NVML gives, so that NVML is not asked at all
+    (no child, no nvidia-ml-py): --driver replaces the whole DriverFacts (version, CUDA, state) and
+    --gpu every GpuFacts (with the MIG devices and the topology NVML read for it). --forward-compat
+    replaces no NVML fact; --driver alone keeps NVML's GPUs, --gpu alone NVML's driver."""
+    return bool(driver) and len(tuple(gpus)) > 0
+
+
 def host_facts(
     table: "CompatTable",
     host: HostSource,
@@ -137,10 +145,9 @@ def host_facts(
     if host is None:
         from ..probe.host import probe_host
 
-        if nvml_timeout is None:
-            facts = probe_host(torch_runtime=torch_runtime, nvml=nvml)
-        else:
-            facts = probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout, nvml=nvml)
+        facts = probe_host(
+            torch_runtime=torch_runtime, nvml_timeout=nvml_timeout, nvml=nvml, with_nvml=not nvml_replaced(driver, gpus)
+        )
     else:
         facts = _snapshot(host)
     if not (driver or gpus or forward_compat):
@@ -187,11 +194,14 @@ def with_topology(facts: "HostFacts", path: str) -> "HostFacts":
         raise InputsError(str(exc)) from None
 
 
-def start_nvml_probe(host: HostSource, nvml_timeout: float) -> Optional["NvmlProbe"]:
-    """When this host will be probed (no snapshot), start NVML's child now, so that the driver
-    initialises while the table is loaded; the caller hands it to :func:`host_facts`, or cancels
-    it when the command fails first."""
-    if host is not None:
+def start_nvml_probe(
+    host: HostSource, nvml_timeout: float, driver: Optional[str] = None, gpus: Sequence[str] = ()
+) -> Optional["NvmlProbe"]:
+    """When this host will be probed (no snapshot) and NVML will be asked (not every NVML fact is
+    replaced by --driver and --gpu: :func:`nvml_replaced`), start NVML's child now, so that the
+    driver initialises while the table is loaded; the caller hands it to :func:`host_facts`, or
+    cancels it when the command fails first."""
+    if host is not None or nvml_replaced(driver, gpus):
         return None
     from ..probe.nvml import NvmlWatch
 

@@ -151,12 +151,31 @@ def families_path(path: Optional[str] = None, environ: Optional[Mapping[str, str
 
 
 def load_table(path: Optional[str] = None) -> CompatTable:
-    """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one)."""
-    from ..compat.validate import parse_table, reject_duplicate_keys
-
+    """Read and validate a table file (default: $CUDADOCTOR_TABLE, else the shipped one). The
+    shipped table with no overlay over it is validated once and then loaded precompiled
+    (app/compiled_table.py); every other table is validated on every load."""
     explicit = path or os.environ.get(TABLE_ENV)
     path = table_path(path)
     text = read_user_file(path, "table", TableError)
+    if explicit:
+        return _parse_table(text, path, explicit=True)
+    from .overlay import overlay_path
+
+    if os.path.lexists(overlay_path()):  # `table update`'s overlay (or something in its place): validated
+        return _parse_table(text, path, explicit=False)
+    from .compiled_table import load_compiled, store_compiled, table_key
+
+    key = table_key(path, text)
+    table = load_compiled(key)
+    if table is None:
+        table = _parse_table(text, path, explicit=False)
+        store_compiled(key, table)
+    return table
+
+
+def _parse_table(text: str, path: str, explicit: bool) -> CompatTable:
+    from ..compat.validate import parse_table, reject_duplicate_keys
+
     shown = shown_path(path)
     try:
         data = json.loads(text, object_pairs_hook=reject_duplicate_keys, parse_constant=refuse_json_constant)

@@ -23,17 +23,9 @@ from .files import OutputError, write_atomically
 MAX_OVERLAY_BYTES = 64 * 1024 * 1024
 _warned: set[str] = set()
 
-CACHE_ENV = "CUDADOCTOR_CACHE"
+from .cache import CACHE_ENV, cache_dir  # noqa: E402,F401  (CACHE_ENV: its old home, still read from here)
+
 OVERLAY_NAME = "table-overlay.json"
-
-
-def cache_dir(environ: Optional[Mapping[str, str]] = None) -> str:
-    environ = os.environ if environ is None else environ
-    if environ.get(CACHE_ENV):
-        return environ[CACHE_ENV]
-    if environ.get("XDG_CACHE_HOME"):
-        return os.path.join(environ["XDG_CACHE_HOME"], "cudadoctor")
-    return os.path.join(os.path.expanduser("~"), ".cache", "cudadoctor")
 
 
 def overlay_path(environ: Optional[Mapping[str, str]] = None) -> str:

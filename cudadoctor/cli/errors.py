@@ -1,15 +1,26 @@
-"""Exit statuses (a contract for scripts) and the one-line usage error."""
+"""Exit statuses (a contract for scripts) and the one-line usage error (no click: the fast path uses them)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-import click
-
 from ..model.text import one_line, printable
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def shorter(message: str, suffix: str) -> str:
+    """The message, cut so that the suffix that follows it still fits in one bounded line."""
+    from ..model.text import LINE_LIMIT
+
+    return one_line(message, max(LINE_LIMIT - len(suffix) - 40, 80))
+
+
+def say_internal_error(exc: BaseException) -> int:
+    """A bug, said in one line rather than a traceback dumped on a user; the exit status (3)."""
+    say_error(f"internal error: {type(exc).__name__}: {shorter(str(exc), ' (please report this)')} (please report this)")
+    return EXIT_INTERNAL
 
 
 def say_error(message: str) -> None:
@@ -35,10 +46,18 @@ def say(text: str, err: bool = False) -> None:
         pass
 
 
-class InputError(click.ClickException):
-    """Bad user input: one line on stderr, exit 2."""
+class InputError(Exception):
+    """Bad user input: one line on stderr, exit 2. Plain (no click), so that the commands' bodies
+    run on the fast path too; the click group turns it into a ClickException (cli/group.py)."""
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def format_message(self) -> str:
+        return self.message
 
     def show(self, file: Any = None) -> None:
         say_error(f"error: {self.format_message()}")

@@ -1,12 +1,11 @@
 """The CLI's side of the input room (app/inputs.py): the same assembly, each problem turned into
-the CLI's one-line usage error (exit 2)."""
+the CLI's one-line usage error (exit 2). No click: the fast path (cli/fast.py) uses it too."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar
-
-import click
 
 from ..app import inputs
 from .errors import InputError
@@ -67,10 +66,15 @@ def with_topology_or_fail(facts: "HostFacts", path: str) -> "HostFacts":
     return _usage(inputs.with_topology, facts, path)
 
 
-def start_nvml_probe(snapshot: Optional[str], nvml_timeout: float) -> Optional["NvmlProbe"]:
-    """With no --snapshot, NVML's child is started before the table is loaded (app.inputs.start_nvml_probe)."""
-    return inputs.start_nvml_probe(snapshot or None, nvml_timeout)
+def start_nvml_probe(
+    snapshot: Optional[str], nvml_timeout: float, driver: Optional[str] = None, gpus: Sequence[str] = ()
+) -> Optional["NvmlProbe"]:
+    """With no --snapshot, NVML's child is started before the table is loaded, unless --driver and
+    --gpu replace every NVML fact (app.inputs.start_nvml_probe)."""
+    return inputs.start_nvml_probe(snapshot or None, nvml_timeout, driver, gpus)
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False))
+    """One JSON document on stdout (ASCII: json escapes the rest), flushed, as click.echo wrote it."""
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""`cudadoctor recommend`: the image tag (--image) or wheel variant (--wheel) that fits."""
+"""`cudadoctor recommend`: the image tag (--image) or wheel variant (--wheel) that fits: its options
+and help (click); the work is recommend_run.run_recommend's."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_FAIL, EXIT_OK, InputError, say
-from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail
 from .options import families_options, host_options, nvml_options, table_options, target_options
+from .recommend_run import run_recommend
 
 
 @click.command()
@@ -30,48 +30,4 @@ from .options import families_options, host_options, nvml_options, table_options
 @click.pass_context
 def recommend(ctx: click.Context, /, **options: Any) -> None:
     """Pick the image tag (--image) or wheel variant (--wheel) that fits this host."""
-    from ..doctor import recommend_for
-
-    want_image, want_wheel, fmt = options["want_image"], options["want_wheel"], options["fmt"]
-    if want_image and want_wheel:
-        raise InputError("give --image or --wheel, not both")
-    if not want_image and not want_wheel:
-        want_image = fmt != "index-url"
-        want_wheel = not want_image
-    if fmt == "tag" and not want_image:
-        raise InputError("--format tag needs --image")
-    if fmt == "index-url" and not want_wheel:
-        raise InputError("--format index-url needs --wheel")
-    table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
-    request = request_or_fail(table, torch=options["torch_release"], family=options["family"], today=today_or_fail())
-    if request.ngc is not None and want_wheel:
-        raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
-    facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"],
-                         forward_compat=options["forward_compat"])
-    rec = recommend_for(facts, table, request, images=want_image)
-    if not rec.found:
-        # Nothing on stdout (a script's `$(...)` gets "", and `set -e` stops it on the exit status);
-        # the reason, the release that fits instead and the fixes go to stderr.
-        if fmt == "json":
-            from ..report.payload import recommend_payload
-
-            emit_json(recommend_payload(rec, table))
-        import sys
-
-        from ..report.text import make_console, render_no_fit
-
-        render_no_fit(make_console(sys.stderr), rec, wheel=want_wheel)
-        ctx.exit(EXIT_FAIL)
-    if fmt == "tag":
-        say(rec.image or "")
-    elif fmt == "index-url":
-        say(rec.wheel_index_url or "")
-    elif fmt == "json":
-        from ..report.payload import recommend_payload
-
-        emit_json(recommend_payload(rec, table))
-    else:
-        from ..report.text import make_console, render_recommendation
-
-        render_recommendation(make_console(), rec, wheel=want_wheel)
-    ctx.exit(EXIT_OK)
+    ctx.exit(run_recommend(options))

@@ -4,27 +4,41 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..about import __version__
-from ..model.facts import HostFacts
+from ..model.facts import NVML_NOT_PROBED, DriverFacts, GpuFacts, HostFacts
 from .libcuda import probe_libcuda
-from .nvml import DEFAULT_NVML_TIMEOUT_S, NvmlProbe, NvmlWatch
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
 
+if TYPE_CHECKING:
+    from .nvml import NvmlProbe
+
 
 def probe_host(
-    torch_runtime: bool = False, nvml_timeout: float = DEFAULT_NVML_TIMEOUT_S, nvml: Optional[NvmlProbe] = None
+    torch_runtime: bool = False,
+    nvml_timeout: Optional[float] = None,
+    nvml: Optional["NvmlProbe"] = None,
+    with_nvml: bool = True,
 ) -> HostFacts:
-    """NVML (in a watched child, bounded by ``nvml_timeout``), the OS and torch's metadata always
-    (cheap); torch's runtime only with ``torch_runtime``. ``nvml`` is a probe the caller started
-    earlier (NvmlWatch.start), so that NVML initialises while the caller loads the table."""
-    if nvml is None:
-        nvml = NvmlWatch.start(nvml_timeout)  # NVML initialises in its child while the rest is read here
+    """NVML (in a watched child, bounded by ``nvml_timeout``; None: probe.nvml's default), the OS
+    and torch's metadata always (cheap); torch's runtime only with ``torch_runtime``. ``nvml`` is a probe the caller started
+    earlier (NvmlWatch.start), so that NVML initialises while the caller loads the table.
+    ``with_nvml=False``: NVML is not asked at all (no child, no nvidia-ml-py), because the caller
+    replaces every fact it gives (the what-if --driver and --gpu together); the driver is then
+    "not probed" and there are no GPUs."""
+    driver: DriverFacts = DriverFacts(nvml_state=NVML_NOT_PROBED)
+    gpus: tuple[GpuFacts, ...] = ()
+    if with_nvml and nvml is None:
+        from .nvml import NvmlWatch
+
+        # NVML initialises in its child while the rest is read here.
+        nvml = NvmlWatch.start() if nvml_timeout is None else NvmlWatch.start(nvml_timeout)
     system = probe_system(libcuda=probe_libcuda())
     torch = probe_torch_metadata()
-    driver, gpus = nvml.result()
+    if with_nvml and nvml is not None:
+        driver, gpus = nvml.result()
     if torch_runtime:
         torch = probe_torch_runtime(torch)
     hostname = os.uname().nodename or None  # as socket.gethostname(), without importing socket

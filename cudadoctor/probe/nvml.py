@@ -118,10 +118,47 @@ class _Guard:
             return None
 
 
+def _import_pynvml() -> Any:
+    """``import pynvml``, without the modules nvidia-ml-py imports and never uses.
+
+    nvidia-ml-py takes ``find_library`` from ``ctypes.util`` and never calls it (it loads
+    libnvidia-ml.so.1 by name); ``ctypes.util`` imports shutil, subprocess and tempfile (and with
+    them bz2, lzma, random, selectors ...), about as much import work as nvidia-ml-py itself, in
+    the NVML child of every `check`. When ``ctypes.util`` is not loaded yet, a stand-in takes its
+    place for this one import: its ``find_library`` loads the real module if it is ever called,
+    and the stand-in is gone from ``sys.modules`` afterwards, so any later import gets the real one.
+    """
+    import sys
+    import types
+
+    if "ctypes.util" in sys.modules:
+        import pynvml
+
+        return pynvml
+
+    def find_library(name: str) -> Optional[str]:
+        import importlib
+
+        if sys.modules.get("ctypes.util") is stand_in:
+            del sys.modules["ctypes.util"]
+        found: Optional[str] = importlib.import_module("ctypes.util").find_library(name)
+        return found
+
+    stand_in = types.ModuleType("ctypes.util", "stand-in for the import of nvidia-ml-py (cudadoctor.probe.nvml)")
+    stand_in.find_library = find_library  # type: ignore[attr-defined]
+    sys.modules["ctypes.util"] = stand_in
+    try:
+        import pynvml
+    finally:
+        if sys.modules.get("ctypes.util") is stand_in:
+            del sys.modules["ctypes.util"]
+    return pynvml
+
+
 def probe_nvml() -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
     """Initialise NVML, read the driver and every GPU, shut NVML down."""
     try:
-        import pynvml
+        pynvml = _import_pynvml()
     except Exception as exc:  # the dependency itself is missing or broken
         return DriverFacts(nvml_state=NVML_ERROR, nvml_error=f"cannot import pynvml: {exc}"), ()
 

@@ -1,0 +1,193 @@
+"""The command's own modules from one file: a `check` imports about 75 of cudadoctor's modules,
+and each costs about 150 µs to find, read and validate before its code runs (docs/performance.md),
+more than most of them cost to run. So the console script serves them from one compiled file in
+the user cache (``app.cache.cache_dir()/modules-<install>-<python>.compiled``): their code objects, each
+with the size and modification time of the source it was compiled from.
+
+At start, :func:`install` reads that file and puts a finder first on ``sys.meta_path`` that
+serves each module whose source file still has that size and time (one ``stat`` each), with
+the same ``__file__``, ``__path__`` and code as the file system would give (tracebacks still show
+the source); any other module, or one whose source changed, is imported as always. At the end
+of a run, :func:`remember` writes the file again when the run imported one of cudadoctor's
+modules the file lacked or had out of date, taking its bytecode from the ``__pycache__`` file
+Python wrote when that is current (a module without one is left out: compiling it would cost
+more than it saves), replacing the file atomically; a cache that cannot be written costs nothing
+but the saving.
+
+The file holds code that runs, so only one this user owns and nobody else may write is read;
+only the console script and ``python -m cudadoctor`` use it (``__main__.py``), never an
+``import cudadoctor``.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from importlib.machinery import ModuleSpec
+from typing import Any, Optional, Sequence
+
+FORMAT = b"cudadoctor module bundle 1"
+PACKAGE = "cudadoctor"
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name -> (source path, source size, source mtime_ns, is a package, marshalled code)
+Entry = tuple[str, int, int, bool, bytes]
+
+
+def bundle_path() -> str:
+    from ..app.cache import cache_dir
+
+    import zlib
+
+    # One file per install (two venvs sharing a cache must not replace each other's) and Python.
+    tag = sys.implementation.cache_tag or "python"
+    install = zlib.crc32(PACKAGE_DIR.encode("utf-8", "surrogateescape"))
+    return os.path.join(cache_dir(), f"modules-{install:08x}-{tag}-O{sys.flags.optimize}.compiled")
+
+
+class _Loader:
+    def __init__(self, entries: dict[str, Entry]) -> None:
+        self.entries = entries
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        exec(marshal.loads(self.entries[module.__name__][4]), module.__dict__)
+
+
+class BundleFinder:
+    """Serves the bundled modules whose sources are unchanged; None for everything else."""
+
+    def __init__(self, entries: dict[str, Entry]) -> None:
+        self.entries = entries
+        self.loader = _Loader(entries)
+        self.served: set[str] = set()
+        self.before = {name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")}
+
+    def find_spec(self, name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> Optional[ModuleSpec]:
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        origin, size, mtime, is_package = entry[0], entry[1], entry[2], entry[3]
+        try:
+            info = os.stat(origin)
+        except OSError:
+            return None
+        if info.st_size != size or info.st_mtime_ns != mtime:
+            return None
+        spec = ModuleSpec(name, self.loader, origin=origin, is_package=is_package)  # type: ignore[arg-type]
+        if is_package:
+            spec.submodule_search_locations = [os.path.dirname(origin)]
+        spec.has_location = True
+        self.served.add(name)
+        return spec
+
+
+_finder: Optional[BundleFinder] = None
+
+
+def _read(path: str) -> dict[str, Entry]:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            return {}  # code that runs: only a file of this user's, that nobody else may write
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            data = handle.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    head, _, body = data.partition(b"\0")
+    if head != FORMAT:
+        return {}
+    package_dir, entries = marshal.loads(body)
+    if package_dir != PACKAGE_DIR or not isinstance(entries, dict):
+        return {}
+    return entries
+
+
+def install() -> None:
+    """Serve the bundled modules from now on (nothing when there is no usable bundle)."""
+    global _finder
+    try:
+        entries = _read(bundle_path())
+    except Exception:  # none yet, unreadable, from another version: import as always
+        entries = {}
+    _finder = BundleFinder(entries)
+    sys.meta_path.insert(0, _finder)
+
+
+def _code(origin: str, size: int, mtime_ns: int) -> Optional[bytes]:
+    """The module's marshalled code from its __pycache__ file, when that is current; None when it
+    is not (the module is then left out: compiling it here would cost a run more than it saves)."""
+    import importlib.util
+
+    try:
+        cached = importlib.util.cache_from_source(origin)
+        with open(cached, "rb") as handle:
+            data = handle.read()
+        flags = int.from_bytes(data[4:8], "little")
+        if (
+            data[:4] == importlib.util.MAGIC_NUMBER and flags == 0
+            and int.from_bytes(data[8:12], "little") == (mtime_ns // 1_000_000_000) & 0xFFFFFFFF
+            and int.from_bytes(data[12:16], "little") == size & 0xFFFFFFFF
+        ):  # fmt: skip
+            return data[16:]
+    except (OSError, ValueError, NotImplementedError):
+        pass
+    return None
+
+
+def remember() -> None:
+    """Write the bundle again when this run imported one of cudadoctor's modules from the file
+    system (new, or changed since the bundle was written); never raises."""
+    try:
+        _remember()
+    except Exception:
+        pass
+
+
+def _remember() -> None:
+    finder = _finder
+    if finder is None:
+        return
+    fresh: dict[str, Entry] = {}
+    for name, module in list(sys.modules.items()):
+        if (name != PACKAGE and not name.startswith(PACKAGE + ".")) or name in finder.before:
+            continue  # not ours, or imported before the finder was there (the entry point's own)
+        if name in finder.served:
+            fresh[name] = finder.entries[name]
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        if not isinstance(origin, str) or not origin.endswith(".py") or not origin.startswith(PACKAGE_DIR + os.sep):
+            continue
+        info = os.stat(origin)
+        code = _code(origin, info.st_size, info.st_mtime_ns)
+        if code is not None:
+            is_package = getattr(spec, "submodule_search_locations", None) is not None
+            fresh[name] = (origin, info.st_size, info.st_mtime_ns, is_package, code)
+    if set(fresh) <= finder.served:
+        return  # everything this run could store came from the bundle: nothing to add
+    entries = dict(finder.entries)
+    entries.update(fresh)
+    path = bundle_path()
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    data = FORMAT + b"\0" + marshal.dumps((PACKAGE_DIR, entries))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    try:
+        os.replace(temporary, path)
+    except OSError:
+        os.unlink(temporary)
+        raise

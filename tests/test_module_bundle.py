@@ -1,0 +1,139 @@
+"""The console script serves cudadoctor's own modules from one compiled file in the user cache
+(cudadoctor/cli/bundle.py): the same modules and output as from the file system, nothing stale,
+nothing another user could have written."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import marshal
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudadoctor.cli import bundle
+
+from helpers import REPO_ROOT, cli_environment, host
+
+WHAT_IF = ["check", "--json", "--driver", "535.104.05", "--gpu", "T4"]
+
+WHERE_FROM = """
+import json, sys
+from cudadoctor.cli import bundle
+bundle.install()
+import cudadoctor.model.facts, cudadoctor.rules, cudadoctor.doctor.check
+names = ("cudadoctor.model.facts", "cudadoctor.rules", "cudadoctor.doctor.check")
+print(json.dumps({n: [type(sys.modules[n].__spec__.loader).__name__, sys.modules[n].__file__,
+                      getattr(sys.modules[n], "__path__", None)] for n in names}))
+"""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _current_bytecode() -> None:
+    """The bundle stores the bytecode Python wrote; a run under PYTHONDONTWRITEBYTECODE writes
+    none, so write it here (what any run without that variable does on its own)."""
+    import compileall
+
+    compileall.compile_dir(bundle.PACKAGE_DIR, quiet=1)
+
+
+def cudadoctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cudadoctor", *args], cwd=REPO_ROOT, env=cli_environment(), capture_output=True, text=True, timeout=120
+    )
+
+
+def loaders() -> dict[str, list[object]]:
+    run = subprocess.run([sys.executable, "-c", WHERE_FROM], cwd=REPO_ROOT, env=cli_environment(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    found: dict[str, list[object]] = json.loads(run.stdout)
+    return found
+
+
+def bundle_file() -> Path:
+    path = Path(bundle.bundle_path())
+    assert path.parent == Path(os.environ["CUDADOCTOR_CACHE"])
+    return path
+
+
+def rewrite(entries: dict[str, bundle.Entry]) -> None:
+    bundle_file().write_bytes(bundle.FORMAT + b"\0" + marshal.dumps((bundle.PACKAGE_DIR, entries)))
+
+
+def masked(text: str) -> str:
+    return re.sub(r'"probed_at": "[^"]*"', '"probed_at": "-"', text)
+
+
+def test_a_run_stores_its_modules_and_the_next_run_takes_them_from_the_bundle() -> None:
+    assert not bundle_file().exists()
+    first = cudadoctor(*WHAT_IF)
+    assert first.returncode in (0, 1), first.stderr
+    assert bundle_file().is_file()
+    found = loaders()
+    for name, (loader, origin, path) in found.items():
+        assert loader == "_Loader", name
+        assert origin == str(REPO_ROOT / (name.replace(".", "/") + ("/__init__.py" if path else ".py")))
+    assert found["cudadoctor.rules"][2] == [str(REPO_ROOT / "cudadoctor" / "rules")]
+    second = cudadoctor(*WHAT_IF)
+    assert (second.returncode, masked(second.stdout), second.stderr) == (first.returncode, masked(first.stdout), first.stderr)
+
+
+def test_a_bundle_from_a_fast_path_run_still_lets_the_click_path_import_the_rest() -> None:
+    cudadoctor(*WHAT_IF)
+    helped = cudadoctor("check", "--help")
+    assert helped.returncode == 0 and "--driver" in helped.stdout and helped.stderr == ""
+    tag = cudadoctor("recommend", "--snapshot", host("h100-550"), "--image", "--format", "tag")
+    assert tag.returncode == 0 and tag.stdout.strip()
+
+
+def test_a_module_whose_source_changed_is_imported_from_its_source_and_stored_again() -> None:
+    cudadoctor(*WHAT_IF)
+    entries = bundle._read(str(bundle_file()))
+    origin, size, mtime, is_package, code = entries["cudadoctor.model.facts"]
+    entries["cudadoctor.model.facts"] = (origin, size, mtime - 1, is_package, marshal.dumps(compile("BROKEN = True", origin, "exec")))
+    rewrite(entries)
+    found = loaders()
+    assert found["cudadoctor.model.facts"][0] == "SourceFileLoader"
+    assert found["cudadoctor.rules"][0] == "_Loader"
+    assert cudadoctor(*WHAT_IF).returncode in (0, 1)  # this run stores the module again
+    assert bundle._read(str(bundle_file()))["cudadoctor.model.facts"][2] == mtime
+    assert loaders()["cudadoctor.model.facts"][0] == "_Loader"
+
+
+def test_a_bundle_others_may_write_or_that_is_garbled_is_not_used() -> None:
+    reference = cudadoctor(*WHAT_IF)
+    bundle_file().chmod(0o666)
+    assert loaders()["cudadoctor.model.facts"][0] == "SourceFileLoader"
+    bundle_file().chmod(0o600)
+    bundle_file().write_bytes(bundle.FORMAT + b"\0" + b"\x00garbage" * 100)
+    assert loaders()["cudadoctor.model.facts"][0] == "SourceFileLoader"
+    again = cudadoctor(*WHAT_IF)
+    assert masked(again.stdout) == masked(reference.stdout)
+    assert loaders()["cudadoctor.model.facts"][0] == "_Loader"  # written whole again
+
+
+def test_a_module_without_current_bytecode_is_left_out_of_the_bundle() -> None:
+    cudadoctor(*WHAT_IF)
+    entries = bundle._read(str(bundle_file()))
+    del entries["cudadoctor.model.facts"]
+    rewrite(entries)
+    cached = Path(importlib.util.cache_from_source(str(REPO_ROOT / "cudadoctor/model/facts.py")))
+    saved = cached.read_bytes()
+    cached.write_bytes(saved[:8] + b"\0\0\0\0" + saved[12:])  # a stale stamp: not current
+    try:
+        env = cli_environment({"PYTHONDONTWRITEBYTECODE": "1"})
+        subprocess.run([sys.executable, "-m", "cudadoctor", *WHAT_IF], cwd=REPO_ROOT, env=env, capture_output=True, timeout=120)
+        assert "cudadoctor.model.facts" not in bundle._read(str(bundle_file()))
+    finally:
+        cached.write_bytes(saved)
+
+
+def test_a_bundle_made_for_another_install_is_not_used() -> None:
+    cudadoctor(*WHAT_IF)
+    entries = bundle._read(str(bundle_file()))
+    bundle_file().write_bytes(bundle.FORMAT + b"\0" + marshal.dumps(("/elsewhere/cudadoctor", entries)))
+    assert loaders()["cudadoctor.model.facts"][0] == "SourceFileLoader"
