@@ -164,6 +164,20 @@ class HostView:
         """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
         return self.visibility.gpus
 
+    @property
+    def ccs_in_scope(self) -> tuple[ComputeCapability, ...]:
+        """The distinct known compute capabilities of the GPUs in scope, in first-seen order: what
+        decides whether a build runs on all of them (eight identical GPUs are asked about once)."""
+        memo = self._memo("_ccs_in_scope")
+        if not memo:
+            found: dict[ComputeCapability, None] = {}
+            for gpu in self.gpus_in_scope:
+                cc = self.cc(gpu)
+                if cc is not None:
+                    found.setdefault(cc, None)
+            memo[None] = tuple(found)
+        return memo[None]  # type: ignore[no-any-return]
+
     def cc(self, gpu: GpuFacts) -> Optional[ComputeCapability]:
         """The GPU's compute capability: NVML's answer, else the catalogue's for its name."""
         known = self._gpus.get(id(gpu))
