@@ -196,7 +196,20 @@ class WheelVariant:
         return platform in self.platforms or ("linux" in self.platforms and platform.startswith("linux-"))
 
     def for_platform(self, platform: Optional[str]) -> "WheelVariant":
-        """The variant as built for this platform: its own arch list where the table records one."""
+        """The variant as built for this platform: its own arch list where the table records one
+        (one object per platform, so what is worked out about it is kept)."""
+        if not self.platform_builds:
+            return self
+        memo = self._platform_memo
+        if platform not in memo:
+            memo[platform] = self._built_for(platform)
+        return memo[platform]
+
+    @cached_property
+    def _platform_memo(self) -> dict[Optional[str], "WheelVariant"]:
+        return {}
+
+    def _built_for(self, platform: Optional[str]) -> "WheelVariant":
         for build in self.platform_builds:
             if build.platform == platform:
                 return replace(

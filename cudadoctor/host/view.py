@@ -123,6 +123,18 @@ class HostView:
 
     @classmethod
     def of(cls, facts: HostFacts, table: CompatTable) -> "HostView":
+        """The view of these facts against this table, built once per pair: the check, its answer
+        and the fleet's candidates read one view (facts and table are frozen, so it is the same
+        view each time; it is kept on the facts object beside them, as versions keep their keys)."""
+        kept = facts.__dict__.get("_host_view")
+        if kept is not None and kept.table is table:
+            return kept  # type: ignore[no-any-return]
+        view = cls._build(facts, table)
+        facts.__dict__["_host_view"] = view
+        return view
+
+    @classmethod
+    def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
         driver = _parsed(DriverVersion.parse, facts.driver.driver_version)
         parsed_cuda = _parsed(CudaVersion.parse, facts.driver.cuda_driver_version)
         nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
