@@ -163,8 +163,27 @@ def _missing(host: FleetHost) -> tuple[str, ...]:
     return tuple(gaps)
 
 
-def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
-    """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen order."""
+def verdict_key(kind: HostFacts, request: Optional[Request] = None) -> HostFacts:
+    """What decides a host's verdict, of its identity-free facts (sources.identity_free): unless
+    --min-memory asks about memory, a GPU's memory size decides nothing but whether the GPUs of a
+    job differ in it (multi-gpu-mixed), so each size stands as its rank among the host's sizes.
+    Every other fact a check reads stays as it is. Without a request, the facts are the key."""
+    if request is None or request.min_memory_bytes is not None:
+        return kind
+    sizes = sorted({g.memory_total_bytes for g in kind.gpus if g.memory_total_bytes})
+    if not sizes:
+        return kind
+    rank = {size: i + 1 for i, size in enumerate(sizes)}
+    gpus = tuple(replace(g, memory_total_bytes=rank[g.memory_total_bytes]) if g.memory_total_bytes else g for g in kind.gpus)
+    return replace(kind, gpus=gpus)
+
+
+def group_hosts(
+    hosts: Iterable[FleetHost], request: Optional[Request] = None
+) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
+    """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen
+    order; with ``request``, hosts whose facts differ only where its verdict cannot (verdict_key)
+    are one kind, judged on the first one's facts."""
     groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
     # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
     # The memo holds each object it names, so an id is never reused while it is a key.
@@ -175,9 +194,10 @@ def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], t
         known = by_object.get(memo)
         if known is None:
             missing = _missing(host)
-            entry = groups.get((kind, missing))
+            key = (verdict_key(kind, request) if kind is not None else None, missing)
+            entry = groups.get(key)
             if entry is None:
-                entry = groups[(kind, missing)] = (kind, missing, [])
+                entry = groups[key] = (kind, missing, [])
             known = by_object[memo] = (kind, entry[2])
         known[1].append(host)
     return list(groups.values())
@@ -414,7 +434,7 @@ def _judge_fleet(
     problems: Sequence[SourceProblem],
 ) -> FleetResult:
     groups = []
-    for facts, missing, members in group_hosts(hosts):
+    for facts, missing, members in group_hosts(hosts, request):
         result = check(facts, table, request, image=image) if facts is not None else None
         answer = decide(result, table) if result is not None else None
         groups.append(HostGroup(tuple(members), facts, result, missing, answer))
