@@ -234,11 +234,20 @@ def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVarian
 
 
 def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
-    """The variant as built for the host's platform, or None and why it is not offered here."""
+    """The variant as built for the host's platform, or None and why it is not offered here:
+    the table's answer, worked out once per (release, variant, platform)."""
+    memo = host.table.memo("platform-variant")
+    key = (id(release), name, host.platform)
+    known = memo.get(key)
+    if known is None or known[0] is not release:
+        known = memo[key] = (release, _platform_variant_of(host.platform, release, name))
+    return known[1]
+
+
+def _platform_variant_of(platform: Optional[str], release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
     variant = release.variant(name)
     if variant is None:
         return None, ""
-    platform = host.platform
     if not variant.available_on(platform):
         where = platform_label(platform) if platform else "this platform"
         return None, f"published for {variant.platform_summary()} only, not {where}"

@@ -22,7 +22,7 @@ def _stamped(f: Finding, check: Check) -> Finding:
     values["subject"] = f.subject or check.subject
     values["group"] = check.group
     stamped: Finding = object.__new__(Finding)
-    stamped.__dict__.update(values)
+    object.__setattr__(stamped, "__dict__", values)  # the copy is its dict: sized once, not grown
     return stamped
 
 

@@ -448,6 +448,9 @@ def _judge_fleet(
             candidates.extend(_ngc_candidates(groups, table, request))
         else:
             candidates.extend(_release_candidates(groups, table, request))
+    for group in groups:  # the views (and their memos) were for judging: the result keeps what it says
+        if group.facts is not None:
+            HostView.forget(group.facts)
     return FleetResult(
         request=request,
         hosts=tuple(hosts),

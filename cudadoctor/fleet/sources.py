@@ -237,7 +237,7 @@ def decode_source(text: str, where: str) -> Any:
 
 MAX_VALUE_CHARS = 64 * 1024 * 1024  # one node of a list, or a whole document of another kind, at most this
 _CHUNK_BYTES = 4 * 1024 * 1024
-_RAW_ITEMS_KEPT = 4096  # a document's items kept as parsed until its kind says it is a node list
+_RAW_ITEMS_KEPT = 64  # a document's items kept as parsed until its kind says it is a node list
 _BLANKS = re.compile(r"[ \t\n\r]*")  # JSON's white space
 
 

@@ -133,6 +133,11 @@ class HostView:
         facts.__dict__["_host_view"] = view
         return view
 
+    @staticmethod
+    def forget(facts: HostFacts) -> None:
+        """Drop the view kept on these facts (a fleet, done judging, keeps only the results)."""
+        facts.__dict__.pop("_host_view", None)
+
     @classmethod
     def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
         driver = _parsed(DriverVersion.parse, facts.driver.driver_version)
