@@ -309,6 +309,13 @@ class _Window:
     def too_large(self) -> NoReturn:
         raise SourceError(f"{self.where}: too large (white space or one value of more than {MAX_VALUE_CHARS} characters)")
 
+    def small(self) -> bool:
+        """Whether the whole document fits in one chunk (read to its end to know): then it is
+        parsed in one go, as a snapshot or a small list is."""
+        while not self.eof and len(self._text) - self.pos <= _CHUNK_BYTES:
+            self.more()
+        return self.eof
+
     def take(self, char: str) -> None:
         if self.peek() != char:
             self.invalid()
@@ -372,7 +379,7 @@ def decode_hosts(
     its nodes' facts. The same hosts, problems and errors as ``hosts_in`` over the parsed
     document; anything that is not JSON is one SourceError naming ``where``."""
     window = _Window(source, where)
-    if window.peek() != "{":
+    if window.small() or window.peek() != "{":
         data = window.value()
         if window.peek() != "":
             window.invalid()
