@@ -1,18 +1,22 @@
-"""Median wall time and peak memory of `cudadoctor fleet --json` on 10 000 nodes, beside one
-`cudadoctor check --json --snapshot`.
+"""`cudadoctor fleet --json` at scale, as ratios to one `cudadoctor check --json --snapshot` measured
+in the same interleaved run (docs/performance.md, "The fleet").
 
-Two inputs, written to a temporary directory first:
-- a `kubectl get nodes -o json` list of 10 000 Nodes labelled as NVIDIA's GPU Feature Discovery
-  labels them (tests/fleet_nodes.py), over ~40 kinds of node (GPU x driver), plus CPU-only nodes;
-- a directory of 10 000 host snapshot files (the realistic snapshots of tests/hosts, each under
-  its own host name, probe time and GPU UUIDs, in 100 subdirectories).
+Inputs, generated under a temporary directory (never committed):
+- distinct: a `kubectl get nodes -o json` list of N nodes labelled as NVIDIA's GPU Feature
+  Discovery labels them, every node its own kind (GPU model, driver branch and patch, GPU count
+  and memory all vary: no two are judged alike);
+- few kinds: N nodes over ~40 kinds (GPU x driver) plus CPU-only nodes;
+- snapshots: a directory of N host snapshot files (the realistic snapshots of tests/hosts, each
+  under its own host name, probe time and GPU UUIDs, in 100 subdirectories).
 
-Each command runs as a fresh process through the installed console script, started by the C
-launcher of bench_check.py so that peak memory is the child's own.
+Each round runs every command once, in turn, as a fresh process; a command's CPU time (user +
+system) and peak memory are the child's own (os.wait4). Per round, each fleet command's CPU time
+and wall time are divided by the check's of the same round; the table shows the median ratio and
+its spread (lowest-highest) over the rounds, so a busy machine moves both sides of a ratio alike.
 
-    python benchmarks/bench_fleet.py [--runs 5] [--nodes 10000]
-
-Numbers are written down in docs/performance.md.
+    .venv/bin/python benchmarks/bench_fleet.py [--rounds 5] [--nodes 10000]
+    .venv/bin/python benchmarks/bench_fleet.py --rounds 1 --big      # + a 1 GiB node list (52 000 nodes)
+    .venv/bin/python benchmarks/bench_fleet.py --rounds 1 --million  # + 1 000 000 nodes (about 3 GiB)
 """
 
 from __future__ import annotations
@@ -27,16 +31,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_check import build_launcher  # noqa: E402
-from fleet_nodes import GPUS, gfd_labels, node, node_list  # noqa: E402
+from fleet_nodes import GPUS, gfd_labels, node  # noqa: E402
 
 DRIVERS = ["470.256.02", "525.147.05", "535.216.01", "550.127.05", "560.35.03", "570.133.20", "575.57.08",
            "580.95.05", "590.44.01", "595.45.04"]  # fmt: skip
+BRANCHES = ["470", "525", "535", "550", "560", "570", "575", "580", "590", "595"]
 
 
 def kinds() -> list[tuple[str, str, int]]:
@@ -51,17 +55,41 @@ def kinds() -> list[tuple[str, str, int]]:
     return out
 
 
-def write_node_list(path: Path, count: int) -> int:
+def few_kind_nodes(count: int) -> Iterator[dict[str, Any]]:
     pool = kinds()
-    nodes = []
     for i in range(count):
         if i % 50 == 49:
-            nodes.append(node(f"cpu-{i:05d}"))
+            yield node(f"cpu-{i:05d}")
             continue
         gpu, driver, n = pool[i % len(pool)]
-        nodes.append(node(f"gpu-{i:05d}", gfd_labels(gpu, driver, n)))
-    path.write_text(json.dumps(node_list(nodes), indent=1))
-    return len({(g, d) for g, d, _ in pool})
+        yield node(f"gpu-{i:05d}", gfd_labels(gpu, driver, n))
+
+
+def distinct_nodes(count: int, start: int = 0) -> Iterator[dict[str, Any]]:
+    """Nodes no two of which are alike: GPU model, driver branch, minor and patch, GPU count and memory vary."""
+    names = sorted(GPUS)
+    for i in range(start, start + count):
+        gpu = names[i % len(names)]
+        branch = "470" if gpu == "K80" else BRANCHES[(i // len(names)) % len(BRANCHES)]
+        driver = f"{branch}.{10 + (i // 90) % 190}.{i % 97:02d}"
+        labels = gfd_labels(gpu, driver, 1 + (i // 7) % 8)
+        labels["nvidia.com/gpu.memory"] = str(int(labels["nvidia.com/gpu.memory"]) - i % 64)
+        yield node(f"gpu-{i:07d}", labels)
+
+
+def write_node_list(path: Path, nodes: Iterator[dict[str, Any]], padding: int = 0) -> int:
+    """Write a node list as kubectl prints it (keys sorted: items before kind), one node at a time;
+    ``padding`` characters of annotation per node stand for what real nodes carry (image lists)."""
+    count = 0
+    with path.open("w") as handle:
+        handle.write('{\n "apiVersion": "v1",\n "items": [\n')
+        for item in nodes:
+            if padding:
+                item["metadata"]["annotations"]["example.com/padding"] = "x" * padding
+            handle.write((",\n" if count else "") + json.dumps(item, indent=1, sort_keys=True))
+            count += 1
+        handle.write('\n ],\n "kind": "List",\n "metadata": {"resourceVersion": ""}\n}\n')
+    return count
 
 
 def write_snapshots(directory: Path, count: int) -> None:
@@ -76,77 +104,74 @@ def write_snapshots(directory: Path, count: int) -> None:
         (sub / f"host-{i:05d}.json").write_text(json.dumps(data, indent=2))
 
 
-def measure(launcher: str, argv: list[str], runs: int) -> tuple[float, float, float]:
-    """(median ms, min ms, peak MiB) over ``runs`` fresh processes."""
-    times, peaks = [], []
-    for _ in range(runs):
-        read, write = os.pipe()
-        started = time.perf_counter()
-        proc = subprocess.run([launcher, str(write), *argv], pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append((time.perf_counter() - started) * 1000)
-        os.close(write)
-        with os.fdopen(read) as handle:
-            peaks.append(int(handle.read().strip()) / 1024)
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"{argv}: exit {proc.returncode}: {proc.stderr.decode()[-400:]}")
-    return statistics.median(times), min(times), max(peaks)
+def run_once(argv: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, wall seconds, peak MiB) of one fresh process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv}: exit {proc.returncode}: {err.decode()[-400:]}")
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
-def breakdown(nodes: Path, snapshots: Path) -> None:
-    """Where one in-process run spends its time: reading, facts, checks, rendering."""
-    from cudadoctor.doctor import resolve_request
-    from cudadoctor.fleet.judge import judge_fleet
-    from cudadoctor.fleet.payload import fleet_payload
-    from cudadoctor.fleet.sources import FleetHost, SnapshotCache, decode_source, hosts_in
-    from cudadoctor.app.loader import json_files_under, load_table, read_user_file
-
-    table = load_table()
-    request = resolve_request(table)
-    for label, paths in (("node list", [str(nodes)]), ("snapshot files", json_files_under(str(snapshots))[0])):
-        marks = [time.perf_counter()]
-        docs = [decode_source(read_user_file(p, "source", ValueError), p) for p in paths]
-        marks.append(time.perf_counter())
-        cache = SnapshotCache()
-        hosts = [h for d, p in zip(docs, paths) for h in hosts_in(d, p, p, cache) if isinstance(h, FleetHost)]
-        marks.append(time.perf_counter())
-        fleet = judge_fleet(hosts, table, request)
-        marks.append(time.perf_counter())
-        json.dumps(fleet_payload(fleet))
-        marks.append(time.perf_counter())
-        parts = [f"{name} {(b - a) * 1000:.0f} ms" for name, a, b in zip(("read+parse JSON", "facts", "group+check", "JSON out"), marks, marks[1:])]
-        print(f"{label}: {len(hosts)} hosts, {len(fleet.groups)} groups: " + ", ".join(parts))
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--big", action="store_true", help="also a 1 GiB node list of 52 000 nodes (each padded as real nodes are)")
+    parser.add_argument("--million", action="store_true", help="also a list of 1 000 000 nodes")
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("cudadoctor"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        launcher = build_launcher(work)
-        nodes = work / "nodes.json"
-        n_kinds = write_node_list(nodes, args.nodes)
-        snapshots = work / "snapshots"
+        distinct, few, snapshots = work / "distinct.json", work / "few.json", work / "snapshots"
+        write_node_list(distinct, distinct_nodes(args.nodes))
+        write_node_list(few, few_kind_nodes(args.nodes))
         write_snapshots(snapshots, args.nodes)
-        half = work / "half.json"
-        write_node_list(half, args.nodes // 2)
-        print(f"{args.nodes} nodes over {n_kinds} GPU x driver kinds; node list {nodes.stat().st_size / 2**20:.1f} MiB")
+        check = [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")]
         commands = [
-            ("python -c pass", [sys.executable, "-c", "pass"]),
-            ("check --json --snapshot (one host)", [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")]),
-            (f"fleet --json, node list of {args.nodes // 2}", [exe, "fleet", "--json", str(half)]),
-            (f"fleet --json, node list of {args.nodes}", [exe, "fleet", "--json", str(nodes)]),
-            (f"fleet (text), node list of {args.nodes}", [exe, "fleet", str(nodes)]),
-            (f"fleet --format node-affinity, {args.nodes}", [exe, "fleet", "--format", "node-affinity", str(nodes)]),
+            (f"fleet --json, {args.nodes} distinct nodes", [exe, "fleet", "--json", str(distinct)]),
+            (f"fleet --json, {args.nodes} nodes of ~40 kinds", [exe, "fleet", "--json", str(few)]),
             (f"fleet --json, {args.nodes} snapshot files", [exe, "fleet", "--json", str(snapshots)]),
         ]
-        breakdown(nodes, snapshots)
-        print("| command | median ms | min ms | peak MiB |\n| --- | ---: | ---: | ---: |")
-        for label, argv in commands:
-            median, fastest, peak = measure(launcher, argv, args.runs)
-            print(f"| `{label}` | {median:.0f} | {fastest:.0f} | {peak:.1f} |", flush=True)
+        extra = []
+        if args.big:
+            big = work / "big.json"
+            count = write_node_list(big, few_kind_nodes(52_000), padding=18_000)
+            extra.append((f"fleet --json, {big.stat().st_size / 2**30:.2f} GiB node list ({count} nodes of ~40 kinds)", [exe, "fleet", "--json", str(big)], big))
+        if args.million:
+            million = work / "million.json"
+            write_node_list(million, few_kind_nodes(1_000_000))
+            extra.append((f"fleet --json, 1 000 000 nodes of ~40 kinds ({million.stat().st_size / 2**30:.2f} GiB)", [exe, "fleet", "--json", str(million)], million))
+        print(f"{args.rounds} interleaved rounds; distinct list {distinct.stat().st_size / 2**20:.1f} MiB, few-kinds list {few.stat().st_size / 2**20:.1f} MiB")
+        base: list[tuple[float, float, float]] = []
+        results: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in commands}
+        for _ in range(args.rounds):
+            base.append(run_once(check))
+            for label, argv in commands:
+                results[label].append(run_once(argv))
+        print(f"one `check --json --snapshot`: CPU {statistics.median(b[0] for b in base) * 1000:.0f} ms, "
+              f"wall {statistics.median(b[1] for b in base) * 1000:.0f} ms, peak {max(b[2] for b in base):.0f} MiB (medians)")
+        print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB |")
+        print("| --- | ---: | ---: | ---: |")
+        for label, runs in results.items():
+            cpu = [r[0] / b[0] for r, b in zip(runs, base)]
+            wall = [r[1] / b[1] for r, b in zip(runs, base)]
+            print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} |", flush=True)
+        for label, argv, path in extra:
+            reference = run_once(check)
+            cpu, wall, peak = run_once(argv)
+            print(f"| `{label}` | {cpu / reference[0]:.1f} (one round) | {wall / reference[1]:.1f} | {peak:.0f} |"
+                  f"  CPU {cpu:.1f} s, wall {wall:.1f} s", flush=True)
+            path.unlink()
 
 
 if __name__ == "__main__":

@@ -119,8 +119,9 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
 
 
 def _covers_gpus(host: HostView, variant: WheelVariant) -> bool:
-    """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text)."""
-    return next(_blocked_gpus(host, variant), None) is None
+    """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text):
+    asked once per distinct compute capability, as _blocked_gpus judges each GPU by its own."""
+    return all(host.runs(variant, cc) in ("sass", "ptx") for cc in host.ccs_in_scope)
 
 
 def fit_tier(host: HostView, release: PytorchRelease, name: str) -> Optional[str]:
@@ -241,11 +242,20 @@ def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVarian
 
 
 def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
-    """The variant as built for the host's platform, or None and why it is not offered here."""
+    """The variant as built for the host's platform, or None and why it is not offered here:
+    the table's answer, worked out once per (release, variant, platform)."""
+    memo = host.table.memo("platform-variant")
+    key = (id(release), name, host.platform)
+    known = memo.get(key)
+    if known is None or known[0] is not release:
+        known = memo[key] = (release, _platform_variant_of(host.platform, release, name))
+    return known[1]
+
+
+def _platform_variant_of(platform: Optional[str], release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
     variant = release.variant(name)
     if variant is None:
         return None, ""
-    platform = host.platform
     if not variant.available_on(platform):
         where = platform_label(platform) if platform else "this platform"
         return None, f"published for {variant.platform_summary()} only, not {where}"
@@ -315,14 +325,14 @@ def newest_fit(
     variant, or for ``images`` an image, that runs on this host; the newest release's own
     recommendation when that is an older one, so the report can say what the newest needs).
     When no release runs here, the newest release's recommendation, with its fixes."""
-    releases = sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True)
+    releases = host.table.releases_newest_first
     newest = host.table.default_release
     first = recommend(host, newest, family, suggest_other_releases=False, images=images)
     if first.found or nothing_to_run_on(host):
         return first, None
     for release in releases:
-        if release.key >= newest.key:
-            continue
+        if release.key >= newest.key or not _release_fits(host, release, family, images):
+            continue  # its recommendation, worded in full, would not be found (recommend's own test, without the words)
         rec = recommend(host, release, family, suggest_other_releases=False, images=images)
         if rec.found:
             if first.needs()[1] is None:  # no driver runs the newest here: say which newer release one would
@@ -557,9 +567,18 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
     return words, actions, alternative
 
 
+def _release_fits(host: HostView, release: PytorchRelease, family: ImageFamily, images: bool) -> bool:
+    """Whether ``recommend`` finds a variant of the release for this host (a driver and a GPU in
+    scope, and a variant built for the platform that covers every GPU and that the driver runs),
+    decided without building the recommendation's words."""
+    if nothing_to_run_on(host) or no_gpu_in_scope(host):
+        return False
+    return any(_fits(host, _platform_variant(host, release, name)[0]) for name in considered(release, family, images))
+
+
 def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease, images: bool = True) -> Fixes:
     """The newest other release of this family that fits the host as it is."""
-    for other in sorted(host.table.pytorch_releases, key=lambda r: r.key, reverse=True):
+    for other in host.table.releases_newest_first:
         if other.version == release.version:
             continue
         if not any(_fits(host, _platform_variant(host, other, name)[0]) for name in considered(other, family, images)):
@@ -590,6 +609,8 @@ def first_fit(
         if release.version in seen:
             continue
         seen.add(release.version)
+        if not _release_fits(host, release, host.table.image_families[0], False):
+            continue
         rec = recommend(host, release, suggest_other_releases=False, images=False)
         if rec.found:
             return release, rec

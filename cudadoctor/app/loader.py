@@ -30,6 +30,40 @@ FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
 MAX_FILE_BYTES = 64 * 1024 * 1024  # no table, snapshot or families file is near this; /dev/zero is
 
 
+def open_user_file(path: str, what: str, error: type[Exception]) -> BinaryIO:
+    """The file opened for reading its bytes as a stream, checked as ``read_user_file`` checks it
+    (a regular file, opened without blocking) but not for its size: the caller reads it a chunk at
+    a time and bounds what it keeps (a fleet's node list, which may be gigabytes). Every failure
+    raises ``error("<what> <path>: <reason>")``."""
+    shown = shown_path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{what} {shown}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{what} {shown}: is a directory") from None
+    except PermissionError:
+        raise error(f"{what} {shown}: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
+        raise error(f"{what} {shown}: cannot be read ({reason})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{what} {shown}: is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{what} {shown}: not a regular file (a FIFO, socket or device is not read)")
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except OSError as exc:
+        os.close(fd)
+        raise error(f"{what} {shown}: cannot be read ({exc.strerror or exc})") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return handle
+
+
 def read_user_file(path: str, what: str, error: type[Exception]) -> str:
     """The file's text; every failure raises ``error("<what> <path>: <reason>")``.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional
 
 import click
 
@@ -20,28 +20,34 @@ if TYPE_CHECKING:
     from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
 
 
-def _stdin_text() -> str:
+def _stdin_stream() -> BinaryIO:
     if sys.stdin is None or sys.stdin.isatty():  # a waiting prompt would look like a hang
         raise InputError("SOURCE - reads standard input, which is a terminal: pipe a node list or snapshot into it")
-    from ..app.loader import read_stdin
-
-    return read_stdin(InputError)  # capped like a named file (loader.MAX_FILE_BYTES)
-
-
-def _read(path: str) -> str:
-    from ..fleet.sources import SourceError
-    from ..app.loader import read_user_file
-
-    return read_user_file(path, "fleet source", SourceError)
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InputError("standard input: cannot be read (not a byte stream)")
+    return stream  # type: ignore[no-any-return]
 
 
-def _hosts_of_document(
-    data: Any, where: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+def _hosts_of_stream(
+    source: BinaryIO, where: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
 ) -> None:
-    from ..fleet.sources import FleetHost, hosts_in
+    """Every host of one document, read as it streams (fleet/sources.py decode_hosts: a node list's
+    memory is its nodes' facts, not the document's size)."""
+    from ..fleet.sources import FleetHost, decode_hosts
 
-    for item in hosts_in(data, where, fallback, cache):
+    for item in decode_hosts(source, where, fallback, cache):
         (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
+
+
+def _hosts_of_file(
+    path: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+) -> None:
+    from ..app.loader import open_user_file
+    from ..fleet.sources import SourceError
+
+    with open_user_file(path, "fleet source", SourceError) as handle:
+        _hosts_of_stream(handle, path, fallback, hosts, problems, cache)
 
 
 def _fallback_name(path: str) -> str:
@@ -52,7 +58,7 @@ def _fallback_name(path: str) -> str:
 def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["SourceProblem"]]:
     """Every host of every source. A named file that cannot be read is an InputError; inside a
     directory (or a node list) a bad entry is one problem and the rest are still read."""
-    from ..fleet.sources import SnapshotCache, SourceError, SourceProblem, decode_source
+    from ..fleet.sources import SnapshotCache, SourceError, SourceProblem
     from ..app.loader import json_files_under
 
     cache = SnapshotCache()
@@ -62,7 +68,7 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
     for source in sources:
         if source == "-":
             try:
-                _hosts_of_document(decode_source(_stdin_text(), "standard input"), "standard input", "stdin", hosts, problems, cache)
+                _hosts_of_stream(_stdin_stream(), "standard input", "stdin", hosts, problems, cache)
             except SourceError as exc:
                 raise InputError(str(exc)) from None
         elif os.path.isdir(source):
@@ -70,14 +76,14 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
             problems.extend(SourceProblem(source, message) for message in unlisted)
             for path in files:
                 try:
-                    _hosts_of_document(decode_source(_read(path), path), path, _fallback_name(path), hosts, problems, cache)
+                    _hosts_of_file(path, _fallback_name(path), hosts, problems, cache)
                 except SourceError as exc:
                     problems.append(SourceProblem(path, str(exc)))
             if not files:
                 problems.append(SourceProblem(source, f"{source}: no *.json files in this directory"))
         else:
             try:
-                _hosts_of_document(decode_source(_read(source), source), source, _fallback_name(source), hosts, problems, cache)
+                _hosts_of_file(source, _fallback_name(source), hosts, problems, cache)
             except SourceError as exc:
                 raise InputError(str(exc)) from None
     return hosts, problems

@@ -205,7 +205,20 @@ class WheelVariant:
         return platform in self.platforms or ("linux" in self.platforms and platform.startswith("linux-"))
 
     def for_platform(self, platform: Optional[str]) -> "WheelVariant":
-        """The variant as built for this platform: its own arch list where the table records one."""
+        """The variant as built for this platform: its own arch list where the table records one
+        (one object per platform, so what is worked out about it is kept)."""
+        if not self.platform_builds:
+            return self
+        memo = self._platform_memo
+        if platform not in memo:
+            memo[platform] = self._built_for(platform)
+        return memo[platform]
+
+    @cached_property
+    def _platform_memo(self) -> dict[Optional[str], "WheelVariant"]:
+        return {}
+
+    def _built_for(self, platform: Optional[str]) -> "WheelVariant":
         for build in self.platform_builds:
             if build.platform == platform:
                 return replace(
@@ -230,10 +243,21 @@ class WheelVariant:
     def platform_summary(self) -> str:
         return ", ".join(platform_label(p) for p in self.platforms) if self.platforms else "all platforms"
 
+    @cached_property
+    def _coverage_memo(self) -> dict[ComputeCapability, Optional[str]]:
+        return {}
+
     def coverage(self, gpu: ComputeCapability) -> Optional[str]:
         """``"sass"`` when the wheel carries machine code this GPU runs, ``"ptx"`` when only by JIT,
         ``None`` when it carries nothing this GPU can run. PTX that is not on record (``ptx_unknown``)
-        never counts: only machine code decides then."""
+        never counts: only machine code decides then. Worked out once per compute capability (the
+        variant is frozen)."""
+        memo = self._coverage_memo
+        if gpu not in memo:
+            memo[gpu] = self._coverage_of(gpu)
+        return memo[gpu]
+
+    def _coverage_of(self, gpu: ComputeCapability) -> Optional[str]:
         if any(gpu.runs_sass_built_for(built) for built in self.arch_list):
             return "sass"
         if any(gpu.can_jit_ptx_built_for(built) for built in self.ptx):
@@ -266,11 +290,12 @@ class PytorchRelease:
     # extra-index-url for 1.11-1.13, find-links (-f .../torch_stable.html) for 1.2-1.10, wheel-page for 1.0/1.1.
     install_style: str = "index-url"
 
-    @property
+    # The properties below are worked out once per release (it is frozen): every check reads them.
+    @cached_property
     def unverified_variants(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.variants if not v.verified)
 
-    @property
+    @cached_property
     def inferred_variants(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.variants if v.evidence == "inferred")
 
@@ -278,15 +303,19 @@ class PytorchRelease:
         """The patch release to pin: the first one with the variant, else the newest."""
         return variant.first_patch or self.full_version
 
-    @property
+    @cached_property
     def key(self) -> tuple[int, ...]:
         return tuple(int(p) for p in self.version.split("."))
 
-    def variant(self, name: str) -> Optional[WheelVariant]:
+    @cached_property
+    def _variants_by_name(self) -> dict[str, WheelVariant]:
+        by_name: dict[str, WheelVariant] = {}
         for variant in self.variants:
-            if variant.name == name:
-                return variant
-        return None
+            by_name.setdefault(variant.name, variant)
+        return by_name
+
+    def variant(self, name: str) -> Optional[WheelVariant]:
+        return self._variants_by_name.get(name)
 
 
 @record
@@ -459,6 +488,20 @@ class CompatTable:
     ngc_families: tuple[NgcFamily, ...] = ()  # image families of kind "ngc" (NVIDIA's NGC PyTorch repository)
     default_ngc: Optional[str] = None  # a config file made this NGC family the default (no --family)
 
+    @cached_property
+    def _memos(self) -> dict[str, dict[Any, Any]]:
+        return {}
+
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A cache that lives as long as this table (it is frozen): what the checks work out from
+        the table alone (a compute capability's feature summary, say) is worked out once, not once
+        per host. Keyed by the caller's own values; a replace()d table starts empty."""
+        memos = self._memos
+        found = memos.get(name)
+        if found is None:
+            found = memos[name] = {}
+        return found
+
     # --- sources ---------------------------------------------------------------------------
 
     @cached_property
@@ -494,11 +537,15 @@ class CompatTable:
         """The lowest driver that fully supports this CUDA minor (its GA row in Table 3; release candidates don't count)."""
         return self._min_driver_full.get((cuda.major, cuda.minor))
 
-    def minor_compat_floor(self, cuda_major: int) -> Optional[MinorVersionCompat]:
+    @cached_property
+    def _compat_floors(self) -> dict[int, MinorVersionCompat]:
+        floors: dict[int, MinorVersionCompat] = {}
         for row in self.minor_version_compat:
-            if row.cuda_major == cuda_major:
-                return row
-        return None
+            floors.setdefault(row.cuda_major, row)
+        return floors
+
+    def minor_compat_floor(self, cuda_major: int) -> Optional[MinorVersionCompat]:
+        return self._compat_floors.get(cuda_major)
 
     def cuda_supported_by_driver(self, driver: DriverVersion) -> Optional[CudaVersion]:
         """The newest CUDA minor whose GA minimum driver this driver meets."""
@@ -554,8 +601,20 @@ class CompatTable:
                 names.setdefault(normalise_gpu_name(name), model)
         return names
 
+    @cached_property
+    def _gpu_model_memo(self) -> dict[str, Optional[GpuModel]]:
+        return {}
+
     def gpu_model(self, name: str) -> Optional[GpuModel]:
-        """Look a product up by the short name users type or the name NVML reports."""
+        """Look a product up by the short name users type or the name NVML reports (once per name)."""
+        memo = self._gpu_model_memo
+        if name not in memo:
+            if len(memo) > 4096:  # names come from outside: the memo stays bounded
+                memo.clear()
+            memo[name] = self._gpu_model_of(name)
+        return memo[name]
+
+    def _gpu_model_of(self, name: str) -> Optional[GpuModel]:
         key = normalise_gpu_name(name)
         if key in self._gpu_names:
             return self._gpu_names[key]
@@ -601,11 +660,16 @@ class CompatTable:
             )
         return self._newest_with_sass[key]
 
-    @property
+    @cached_property
     def newest_release(self) -> PytorchRelease:
         return max(self.pytorch_releases, key=lambda r: r.key)
 
-    @property
+    @cached_property
+    def releases_newest_first(self) -> tuple[PytorchRelease, ...]:
+        """The PyTorch releases, newest first (sorted once per table)."""
+        return tuple(sorted(self.pytorch_releases, key=lambda r: r.key, reverse=True))
+
+    @cached_property
     def default_release(self) -> PytorchRelease:
         """The newest release with a verified variant: the default target. Where some of its variants
         are unverified or inferred, the report says which (never a silent fall-back to an older one)."""

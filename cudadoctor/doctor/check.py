@@ -6,7 +6,7 @@ The fleet and the Python API call the same function.
 
 from __future__ import annotations
 
-from functools import partial
+from functools import cached_property, partial
 from typing import Optional, Sequence
 
 from ..compat.table import CompatTable
@@ -32,9 +32,9 @@ class CheckResult:
     findings: tuple[Finding, ...]
     chose_release: bool = False  # nothing named the build: the recommendation is the newest release that runs here
 
-    @property
+    @cached_property
     def verdict(self) -> str:
-        return verdict(self.findings)
+        return verdict(self.findings)  # the findings are frozen: worked out once
 
     def exit_status(self, strict: bool = False) -> int:
         return exit_status(self.findings, strict)

@@ -15,11 +15,15 @@ _MAX_ERROR_TEXT = 200
 def _stamped(f: Finding, check: Check) -> Finding:
     if f.group == check.group and f.subject:
         return f
-    # Built directly rather than with replace() (which looks the fields up): this runs for every finding.
-    return Finding(
-        code=f.code, severity=f.severity, title=f.title, detail=f.detail, hint=f.hint, source=f.source,
-        subject=f.subject or check.subject, gpu_index=f.gpu_index, group=check.group, actions=f.actions,
-    )
+    # This runs for every finding: the copy takes the finding's values as they are (they were
+    # checked when it was made) and changes only the two the runner owns, without the record's
+    # __init__ (which looks every field up and checks the severity again).
+    values = dict(f.__dict__)
+    values["subject"] = f.subject or check.subject
+    values["group"] = check.group
+    stamped: Finding = object.__new__(Finding)
+    object.__setattr__(stamped, "__dict__", values)  # the copy is its dict: sized once, not grown
+    return stamped
 
 
 def crashed(check: Check, exc: BaseException) -> Finding:

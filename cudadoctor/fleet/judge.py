@@ -7,6 +7,7 @@ so they form one group and the check runs once for it: 10 000 nodes of 40 kinds 
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
@@ -17,6 +18,7 @@ from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN
 from ..model.record import record, replace
+from ..model.versions import CudaVersion
 from .gfd import LABEL_GAPS
 from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
 
@@ -42,7 +44,7 @@ class HostGroup:
     missing: tuple[str, ...]  # facts the hosts' sources do not carry
     answer: Optional[Answer] = None  # the one thing to do for these hosts (doctor/answer.py), as `check` says it
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(h.name for h in self.hosts)
 
@@ -83,9 +85,10 @@ class HostGroup:
             return None
         return self.answer.fix.text
 
-    @property
+    @cached_property
     def broken(self) -> bool:
-        """A failure no build avoids (no driver, no GPU, a lost GPU ...): no candidate runs here."""
+        """A failure no build avoids (no driver, no GPU, a lost GPU ...): no candidate runs here
+        (worked out once per group: every candidate asks)."""
         return self.result is not None and any(f.severity == FAIL and f.code not in BUILD_FAILURES for f in self.result.findings)
 
 
@@ -160,8 +163,27 @@ def _missing(host: FleetHost) -> tuple[str, ...]:
     return tuple(gaps)
 
 
-def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
-    """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen order."""
+def verdict_key(kind: HostFacts, request: Optional[Request] = None) -> HostFacts:
+    """What decides a host's verdict, of its identity-free facts (sources.identity_free): unless
+    --min-memory asks about memory, a GPU's memory size decides nothing but whether the GPUs of a
+    job differ in it (multi-gpu-mixed), so each size stands as its rank among the host's sizes.
+    Every other fact a check reads stays as it is. Without a request, the facts are the key."""
+    if request is None or request.min_memory_bytes is not None:
+        return kind
+    sizes = sorted({g.memory_total_bytes for g in kind.gpus if g.memory_total_bytes})
+    if not sizes:
+        return kind
+    rank = {size: i + 1 for i, size in enumerate(sizes)}
+    gpus = tuple(replace(g, memory_total_bytes=rank[g.memory_total_bytes]) if g.memory_total_bytes else g for g in kind.gpus)
+    return replace(kind, gpus=gpus)
+
+
+def group_hosts(
+    hosts: Iterable[FleetHost], request: Optional[Request] = None
+) -> list[tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]]:
+    """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen
+    order; with ``request``, hosts whose facts differ only where its verdict cannot (verdict_key)
+    are one kind, judged on the first one's facts."""
     groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
     # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
     # The memo holds each object it names, so an id is never reused while it is a key.
@@ -172,9 +194,10 @@ def group_hosts(hosts: Iterable[FleetHost]) -> list[tuple[Optional[HostFacts], t
         known = by_object.get(memo)
         if known is None:
             missing = _missing(host)
-            entry = groups.get((kind, missing))
+            key = (verdict_key(kind, request) if kind is not None else None, missing)
+            entry = groups.get(key)
             if entry is None:
-                entry = groups[(kind, missing)] = (kind, missing, [])
+                entry = groups[key] = (kind, missing, [])
             known = by_object[memo] = (kind, entry[2])
         known[1].append(host)
     return list(groups.values())
@@ -200,6 +223,15 @@ def _bringing_in(answer: Answer, result: CheckResult) -> Optional[str]:
     return blocker.hint if blocker is not None else None
 
 
+def _merged(left: Sequence[LeftOut]) -> tuple[LeftOut, ...]:
+    """Left-out groups that fail for the same codes with the same fix are one entry (their hosts
+    together, in order): a fleet of many kinds lists each reason once per candidate, not once per kind."""
+    merged: dict[tuple[str, tuple[str, ...], Optional[str]], list[str]] = {}
+    for entry in left:
+        merged.setdefault((entry.verdict, entry.findings, entry.fix), []).extend(entry.hosts)
+    return tuple(LeftOut(tuple(hosts), verdict, findings, fix) for (verdict, findings, fix), hosts in merged.items())
+
+
 def _coverage(
     groups: Sequence[HostGroup], results: Sequence[Optional[CheckResult]], variant: Optional[WheelVariant], image: Optional[str],
     table: CompatTable,
@@ -221,7 +253,7 @@ def _coverage(
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
         image=image,
         hosts=runs,
-        left_out=tuple(left),
+        left_out=_merged(left),
         minor_compat_hosts=minor_compat,
     )
 
@@ -260,39 +292,91 @@ def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Re
     return [coverage for coverage, _, _ in ranked]
 
 
-def _build_coverage(
-    groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], request: Request, release: PytorchRelease, name: str,
-) -> Coverage:
+BuildKey = tuple[object, ...]
+
+
+def _build_key(view: HostView, cudas: Sequence[CudaVersion]) -> BuildKey:
+    """Everything a build's reach on a host reads (recommend.fit_tier and build_fix): the platform,
+    NVML's state, the driver's support tier for every CUDA the table's builds use, and the GPUs in
+    scope as the builds see them (model name and compute capability). Groups with equal keys are
+    judged once per build: 10 000 kinds of node on a few dozen drivers' tiers cost a few hundred
+    judgements per build, not 10 000."""
+    names = tuple(sorted({(gpu.name or "unknown model", str(cc)) for gpu in view.gpus_in_scope if (cc := view.cc(gpu)) is not None}))
+    return (view.platform, view.nvml_ok, view.ccs_in_scope, names, tuple(view.support(cuda).tier for cuda in cudas))
+
+
+Reason = tuple[tuple[str, ...], Optional[str]]  # (the codes that say why a build leaves hosts out, the fix)
+
+
+class _Bucket:
+    """Judged groups whose builds' reach is one judgement (equal _build_key; broken groups each
+    their own): their views' first, the hosts in group order, where the first of them stands."""
+
+    __slots__ = ("first", "view", "hosts", "names", "broken")
+
+    def __init__(self, first: int, view: HostView, broken: Optional[Reason]):
+        self.first = first
+        self.view = view
+        self.hosts = 0
+        self.names: list[str] = []
+        self.broken = broken  # a failure no build avoids: left out by every build, for this reason
+
+
+def _buckets(groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+    buckets: dict[object, _Bucket] = {}
+    for index, (group, view) in enumerate(zip(groups, views)):
+        if group.result is None or view is None:
+            continue
+        if group.broken:
+            reason = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
+            key: object = ("broken", reason)
+        else:
+            reason = None
+            key = _build_key(view, cudas)
+        bucket = buckets.get(key)
+        if bucket is None:
+            bucket = buckets[key] = _Bucket(index, view, reason)
+        bucket.hosts += len(group.hosts)
+        bucket.names.extend(group.names)
+    return list(buckets.values())
+
+
+def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: PytorchRelease, name: str) -> Coverage:
     """How far one build reaches: a group runs it when nothing but the build failed there (groups with
     another failure run nothing) and the build fits its driver and GPUs (recommend.fit_tier, the
-    recommender's own test)."""
+    recommender's own test), judged once per bucket of groups that read alike. Hosts left out for
+    the same codes with the same fix are one entry, in the order the groups come."""
     from ..recommend import build_fix, fit_tier
 
     variant = release.variant(name)
     runs = minor_compat = 0
-    left: list[LeftOut] = []
-    for group, view in zip(groups, views):
-        if group.result is None or view is None:
-            continue
-        tier = None if group.broken else fit_tier(view, release, name)
-        if tier is not None:
-            runs += len(group.hosts)
-            minor_compat += len(group.hosts) if tier == "minor-compat" else 0
-            continue
-        if group.broken:
-            codes = tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES)
-            fix = group.fix
+    left: dict[Reason, tuple[int, list[list[str]]]] = {}
+    for bucket in buckets:
+        if bucket.broken is not None:
+            reason = bucket.broken
         else:
-            fix, code = build_fix(view, release, name)
-            codes = (code,) if code else ()
-        left.append(LeftOut(group.names, FAIL, codes, fix))
+            tier = fit_tier(bucket.view, release, name)
+            if tier is not None:
+                runs += bucket.hosts
+                minor_compat += bucket.hosts if tier == "minor-compat" else 0
+                continue
+            fix, code = build_fix(bucket.view, release, name)
+            reason = ((code,) if code else (), fix)
+        entry = left.get(reason)
+        if entry is None:
+            left[reason] = (bucket.first, [bucket.names])
+        else:
+            entry[1].append(bucket.names)
+    ordered = sorted(left.items(), key=lambda item: item[1][0])
     offered = name in request.family.variants_for(release)
     return Coverage(
         variant=name,
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
         image=request.family.reference(release, variant) if variant is not None and offered else None,
         hosts=runs,
-        left_out=tuple(left),
+        left_out=tuple(
+            LeftOut(tuple(name for names in lists for name in names), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
+        ),
         minor_compat_hosts=minor_compat,
         torch=release.version,
     )
@@ -307,11 +391,13 @@ def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request
 
     views = [HostView.of(g.facts, table) if g.facts is not None else None for g in groups]
     releases = table.pytorch_releases if chooses_release(request) else (request.release,)
+    cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
+    buckets = _buckets(groups, views, cudas)
     ranked: list[tuple[Coverage, PytorchRelease]] = []
     for release in releases:
         for name in considered(release, request.family, images=False):
             if release.variant(name) is not None:
-                ranked.append((_build_coverage(groups, views, request, release, name), release))
+                ranked.append((_build_coverage(buckets, request, release, name), release))
     ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
                                tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
     return [coverage for coverage, _ in ranked]
@@ -324,9 +410,31 @@ def judge_fleet(
     image: Optional[ImageFacts] = None,
     problems: Sequence[SourceProblem] = (),
 ) -> FleetResult:
-    """Group the hosts, check each group once, and find the build that runs on the most hosts."""
+    """Group the hosts, check each group once, and find the build that runs on the most hosts.
+
+    Python's cyclic garbage collector is paused while it runs: judging allocates many small,
+    acyclic frozen values, and with 10 000 hosts' facts alive each collection walks them all
+    again (a third of the time); reference counting frees them as before."""
+    import gc
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _judge_fleet(hosts, table, request, image, problems)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _judge_fleet(
+    hosts: Sequence[FleetHost],
+    table: CompatTable,
+    request: Request,
+    image: Optional[ImageFacts],
+    problems: Sequence[SourceProblem],
+) -> FleetResult:
     groups = []
-    for facts, missing, members in group_hosts(hosts):
+    for facts, missing, members in group_hosts(hosts, request):
         result = check(facts, table, request, image=image) if facts is not None else None
         answer = decide(result, table) if result is not None else None
         groups.append(HostGroup(tuple(members), facts, result, missing, answer))
@@ -340,6 +448,9 @@ def judge_fleet(
             candidates.extend(_ngc_candidates(groups, table, request))
         else:
             candidates.extend(_release_candidates(groups, table, request))
+    for group in groups:  # the views (and their memos) were for judging: the result keeps what it says
+        if group.facts is not None:
+            HostView.forget(group.facts)
     return FleetResult(
         request=request,
         hosts=tuple(hosts),

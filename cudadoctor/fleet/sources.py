@@ -5,8 +5,9 @@ JSON in, fleet hosts out; reading files is the loader's job.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Any, Iterator, Optional, Union
+from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
 from ..model.facts import HostFacts
 from ..model.record import record, replace
@@ -230,3 +231,201 @@ def decode_source(text: str, where: str) -> Any:
         raise SourceError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise SourceError(f"{where}: nested too deeply") from None
+
+
+# --- reading a document as it streams in -----------------------------------------------------
+
+MAX_VALUE_CHARS = 64 * 1024 * 1024  # one node of a list, or a whole document of another kind, at most this
+_CHUNK_BYTES = 4 * 1024 * 1024
+_RAW_ITEMS_KEPT = 64  # a document's items kept as parsed until its kind says it is a node list
+_BLANKS = re.compile(r"[ \t\n\r]*")  # JSON's white space
+
+
+class _Window:
+    """A JSON document's text, read from a byte stream a chunk at a time: the unread part of it,
+    with where it starts in the document (for error messages)."""
+
+    def __init__(self, source: Union[bytes, bytearray, memoryview, BinaryIO], where: str) -> None:
+        import codecs
+        import json
+
+        self._decoder = json.JSONDecoder()
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.where = where
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._stream: Optional[BinaryIO] = None
+            self._text = self._decode(bytes(source), final=True)
+            self.eof = True
+        else:
+            self._stream = source
+            self._text = ""
+            self.eof = False
+        self.pos = 0
+        self._line, self._column = 1, 1  # where _text[0] stands in the document
+
+    def _decode(self, data: bytes, final: bool) -> str:
+        try:
+            return self._utf8.decode(data, final)
+        except UnicodeDecodeError:
+            raise SourceError(f"{self.where}: not UTF-8 text") from None
+
+    def more(self) -> bool:
+        """Read the next chunk (dropping what was read); False at the end of the stream."""
+        if self.eof or self._stream is None:
+            return False
+        try:
+            # read1: what the stream has (up to a chunk), so that a pipe held open is not waited on
+            # for a whole chunk when what came already decides (too large, or malformed)
+            read = getattr(self._stream, "read1", None) or self._stream.read
+            data = read(_CHUNK_BYTES)
+        except OSError as exc:
+            raise SourceError(f"{self.where}: cannot be read ({exc.strerror or exc})") from None
+        done = self._text[: self.pos]
+        newlines = done.count("\n")
+        self._line += newlines
+        self._column = len(done) - done.rfind("\n") if newlines else self._column + len(done)
+        self._text = self._text[self.pos :] + self._decode(data or b"", final=not data)
+        self.pos = 0
+        if not data:
+            self.eof = True
+        return bool(data) or bool(self._text)
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end), the position put on it;
+        white space runs of more than MAX_VALUE_CHARS (an endless stream of blanks) are refused."""
+        skipped = 0
+        while True:
+            text, start = self._text, self.pos
+            pos = _BLANKS.match(text, start).end()  # type: ignore[union-attr]
+            skipped += pos - start
+            self.pos = pos
+            if pos < len(text):
+                return text[pos]
+            if skipped >= MAX_VALUE_CHARS:
+                self.too_large()
+            if not self.more():
+                return ""
+
+    def too_large(self) -> NoReturn:
+        raise SourceError(f"{self.where}: too large (white space or one value of more than {MAX_VALUE_CHARS} characters)")
+
+    def small(self) -> bool:
+        """Whether the whole document fits in one chunk (read to its end to know): then it is
+        parsed in one go, as a snapshot or a small list is."""
+        while not self.eof and len(self._text) - self.pos <= _CHUNK_BYTES:
+            self.more()
+        return self.eof
+
+    def take(self, char: str) -> None:
+        if self.peek() != char:
+            self.invalid()
+        self.pos += 1
+
+    def invalid(self, line: Optional[int] = None, column: Optional[int] = None) -> NoReturn:
+        if line is None or column is None:
+            before = self._text[: self.pos]
+            line, column = before.count("\n") + 1, self.pos - before.rfind("\n")
+        if line == 1:
+            column += self._column - 1
+        raise SourceError(f"{self.where}: not valid JSON (line {line + self._line - 1}, column {column})")
+
+    def value(self) -> Any:
+        """The JSON value at the position (read further while it runs past the window), at most
+        MAX_VALUE_CHARS long."""
+        import json
+
+        self.peek()
+        while True:
+            try:
+                found, end = self._decoder.raw_decode(self._text, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.eof or len(self._text) - self.pos > MAX_VALUE_CHARS:
+                    if not self.eof:
+                        self.too_large()
+                    self.invalid(exc.lineno, exc.colno)
+                # Read on until the window holds twice what it did: a value that spans many
+                # small reads (a pipe's) is parsed again a few times, not once per read.
+                want = min(2 * (len(self._text) - self.pos) + 1, MAX_VALUE_CHARS + 1)
+                while len(self._text) - self.pos < want and self.more():
+                    pass
+                continue
+            except RecursionError:
+                raise SourceError(f"{self.where}: nested too deeply") from None
+            except ValueError:  # an integer of thousands of digits: Python refuses to convert it
+                raise SourceError(f"{self.where}: a number too long to read (an integer of thousands of digits)") from None
+            if end == len(self._text) and not self.eof:  # a number may go on in the next chunk
+                if self.more():
+                    continue
+            if end - self.pos > MAX_VALUE_CHARS:
+                self.too_large()
+            self.pos = end
+            return found
+
+
+def _listed_node(item: Any, where: str, index: int) -> Item:
+    try:
+        return node_host(item, f"{where} (item {index})" if not _named(item) else where)
+    except SourceError as exc:
+        return SourceProblem(where, str(exc))
+
+
+def decode_hosts(
+    source: Union[bytes, bytearray, memoryview, BinaryIO], where: str, fallback_name: str, cache: Optional[SnapshotCache] = None,
+) -> Iterator[Item]:
+    """The hosts of one JSON document, read as its bytes come: a host snapshot, a Node, or a node
+    list (``kubectl get nodes -o json``, or one page of the API's list), from its bytes or from a
+    binary stream the caller opened. A node list is never held whole: each item is parsed on its
+    own (at most MAX_VALUE_CHARS) and kept only as its host, so a 1 GiB list costs the memory of
+    its nodes' facts. The same hosts, problems and errors as ``hosts_in`` over the parsed
+    document; anything that is not JSON is one SourceError naming ``where``."""
+    window = _Window(source, where)
+    if window.small() or window.peek() != "{":
+        data = window.value()
+        if window.peek() != "":
+            window.invalid()
+        yield from hosts_in(data, where, fallback_name, cache)
+        return
+    window.take("{")
+    top: dict[str, Any] = {}
+    streamed: Optional[list[Item]] = None
+    raw: Optional[list[Any]] = None
+    if window.peek() != "}":
+        while True:
+            if window.peek() != '"':
+                window.invalid()
+            key = window.value()
+            window.take(":")
+            if key == "items" and window.peek() == "[":
+                window.take("[")
+                streamed, raw = [], []
+                if window.peek() != "]":
+                    while True:
+                        item = window.value()
+                        streamed.append(_listed_node(item, where, len(streamed)))
+                        if raw is not None:
+                            raw.append(item)
+                            if len(raw) > _RAW_ITEMS_KEPT:
+                                raw = None  # too many to keep: only a node list is read past this
+                        if window.peek() != ",":
+                            break
+                        window.take(",")
+                window.take("]")
+                top.pop("items", None)
+            else:
+                top[key] = window.value()
+                if key == "items":
+                    streamed = raw = None
+            if window.peek() != ",":
+                break
+            window.take(",")
+    window.take("}")
+    if window.peek() != "":
+        window.invalid()
+    if streamed is not None and top.get("kind") in ("List", "NodeList"):
+        yield from streamed
+        return
+    if streamed is not None:
+        if raw is None:
+            raise SourceError(f"{where}: an items array of more than {_RAW_ITEMS_KEPT} entries in a document that is not a node list")
+        top["items"] = raw
+    yield from hosts_in(top, where, fallback_name, cache)

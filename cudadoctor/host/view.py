@@ -123,6 +123,23 @@ class HostView:
 
     @classmethod
     def of(cls, facts: HostFacts, table: CompatTable) -> "HostView":
+        """The view of these facts against this table, built once per pair: the check, its answer
+        and the fleet's candidates read one view (facts and table are frozen, so it is the same
+        view each time; it is kept on the facts object beside them, as versions keep their keys)."""
+        kept = facts.__dict__.get("_host_view")
+        if kept is not None and kept.table is table:
+            return kept  # type: ignore[no-any-return]
+        view = cls._build(facts, table)
+        facts.__dict__["_host_view"] = view
+        return view
+
+    @staticmethod
+    def forget(facts: HostFacts) -> None:
+        """Drop the view kept on these facts (a fleet, done judging, keeps only the results)."""
+        facts.__dict__.pop("_host_view", None)
+
+    @classmethod
+    def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
         driver = _parsed(DriverVersion.parse, facts.driver.driver_version)
         parsed_cuda = _parsed(CudaVersion.parse, facts.driver.cuda_driver_version)
         nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
@@ -163,6 +180,20 @@ class HostView:
     def gpus_in_scope(self) -> tuple[GpuFacts, ...]:
         """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
         return self.visibility.gpus
+
+    @property
+    def ccs_in_scope(self) -> tuple[ComputeCapability, ...]:
+        """The distinct known compute capabilities of the GPUs in scope, in first-seen order: what
+        decides whether a build runs on all of them (eight identical GPUs are asked about once)."""
+        memo = self._memo("_ccs_in_scope")
+        if not memo:
+            found: dict[ComputeCapability, None] = {}
+            for gpu in self.gpus_in_scope:
+                cc = self.cc(gpu)
+                if cc is not None:
+                    found.setdefault(cc, None)
+            memo[None] = tuple(found)
+        return memo[None]  # type: ignore[no-any-return]
 
     def cc(self, gpu: GpuFacts) -> Optional[ComputeCapability]:
         """The GPU's compute capability: NVML's answer, else the catalogue's for its name."""

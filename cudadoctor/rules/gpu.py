@@ -456,8 +456,11 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
     host, table = ctx.host, ctx.table
     if not table.features:
         return []
-    sources = "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features))
-    summaries: dict[ComputeCapability, tuple[int, str]] = {}  # identical GPUs share one summary
+    # What the table says of a compute capability is worked out once per table, not once per host.
+    summaries: dict[Optional[ComputeCapability], tuple[int, str]] = table.memo("gpu-capabilities")
+    if None not in summaries:
+        summaries[None] = (0, "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features)))
+    sources = summaries[None][1]
     findings = []
     for gpu in host.gpus_in_scope:
         cc = host.cc(gpu)

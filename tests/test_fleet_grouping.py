@@ -1,0 +1,112 @@
+"""The fleet judges each kind of host once: hosts are grouped by the facts that decide a verdict
+(fleet.judge.verdict_key). Judging every host on its own gives each the verdict, the blocking
+codes and the answer of the group it was put in, whatever the hosts' names, GPU identities and
+memory sizes; where --min-memory asks about memory, sizes keep hosts apart."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cudadoctor.app.loader import load_table
+from cudadoctor.doctor import check, resolve_request
+from cudadoctor.doctor.answer import decide
+from cudadoctor.doctor.answer_json import answer_payload
+from cudadoctor.fleet.gfd import facts_from_labels
+from cudadoctor.fleet.judge import HostGroup, judge_fleet
+from cudadoctor.fleet.sources import NODE_LABELS, SNAPSHOT, FleetHost, snapshot_host
+from cudadoctor.model.findings import FAIL, WARN
+from fleet_nodes import GPUS, gfd_labels
+from helpers import HOSTS
+
+TABLE = load_table()
+SNAPSHOTS = {p.stem: json.loads(p.read_text()) for p in sorted(HOSTS.glob("*.json"))}
+DRIVERS = ["470.256.02", "525.147.05", "535.216.01", "550.127.05", "550.54.15", "570.133.20", "580.95.05", "595.45.04"]
+
+
+def _blocking(result: Any) -> tuple[str, ...]:
+    for severity in (FAIL, WARN):
+        codes = tuple(dict.fromkeys(f.code for f in result.findings if f.severity == severity))
+        if codes:
+            return codes
+    return ()
+
+
+def _alone(host: FleetHost, request: Any) -> tuple[str, tuple[str, ...], Any]:
+    assert host.facts is not None
+    result = check(host.facts, TABLE, request)
+    return result.verdict, _blocking(result), answer_payload(decide(result, TABLE))
+
+
+def _grouped(group: HostGroup) -> tuple[str, tuple[str, ...], Any]:
+    assert group.answer is not None
+    return group.verdict, group.blocking, answer_payload(group.answer)
+
+
+@st.composite
+def gfd_host(draw: Any, index: int) -> FleetHost:
+    gpu = draw(st.sampled_from(sorted(GPUS)))
+    driver = draw(st.sampled_from(["470.256.02"] if gpu == "K80" else DRIVERS))
+    labels = gfd_labels(gpu, driver, draw(st.integers(1, 8)))
+    labels["nvidia.com/gpu.memory"] = str(draw(st.integers(1024, 200_000)))
+    labels["nvidia.com/gpu.machine"] = draw(st.sampled_from(["PowerEdge-XE9680", "DGX-H100", "g5.xlarge"]))
+    facts = facts_from_labels(labels, node_os="linux", node_arch="amd64")
+    return FleetHost(name=f"node-{index}", source="nodes.json", origin=NODE_LABELS, facts=facts, kind=facts)
+
+
+@st.composite
+def snapshot_of_a_host(draw: Any, index: int) -> FleetHost:
+    data = json.loads(json.dumps(SNAPSHOTS[draw(st.sampled_from(sorted(SNAPSHOTS)))]))
+    host = data["host"]
+    host["hostname"] = f"host-{index}"
+    for gpu in host.get("gpus", []):
+        gpu["uuid"] = f"GPU-{draw(st.integers(0, 2**32)):08x}-0000-0000-0000-000000000000"
+        if gpu.get("memory_total_bytes"):
+            gpu["memory_total_bytes"] = draw(st.sampled_from([16, 24, 40, 80, 96])) * 2**30
+    return snapshot_host(data, f"h{index}.json", f"h{index}")
+
+
+@st.composite
+def fleets(draw: Any) -> list[FleetHost]:
+    count = draw(st.integers(2, 14))
+    return [draw(st.one_of(gfd_host(i), snapshot_of_a_host(i))) for i in range(count)]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hosts=fleets(), min_memory=st.sampled_from([None, "20GiB", "48GiB"]))
+def test_each_host_judged_alone_gets_its_groups_verdict_codes_and_answer(hosts: list[FleetHost], min_memory: Any) -> None:
+    request = resolve_request(TABLE, min_memory=min_memory) if min_memory else resolve_request(TABLE)
+    fleet = judge_fleet(hosts, TABLE, request)
+    assert sum(len(g.hosts) for g in fleet.groups) == len(hosts)
+    for group in fleet.groups:
+        for host in group.hosts:
+            assert _alone(host, request) == _grouped(group), host.name
+
+
+def test_hosts_that_differ_only_in_memory_size_are_one_group_unless_memory_is_asked_about() -> None:
+    def host(name: str, mib: int) -> FleetHost:
+        labels = gfd_labels("A100", "550.127.05", 8)
+        labels["nvidia.com/gpu.memory"] = str(mib)
+        facts = facts_from_labels(labels)
+        return FleetHost(name=name, source="n.json", origin=NODE_LABELS, facts=facts, kind=facts)
+
+    hosts = [host("a", 40960), host("b", 81920), host("c", 40960)]
+    assert len(judge_fleet(hosts, TABLE, resolve_request(TABLE)).groups) == 1
+    asked = judge_fleet(hosts, TABLE, resolve_request(TABLE, min_memory="60GiB"))
+    assert sorted(sorted(g.names) for g in asked.groups) == [["a", "c"], ["b"]]
+    codes = {g.names: g.blocking for g in asked.groups}
+    assert "gpu-memory-low" in codes[("a", "c")] and "gpu-memory-low" not in codes[("b",)]
+
+
+def test_a_job_of_gpus_with_different_memory_stays_apart_from_one_of_equal_memory() -> None:
+    data = json.loads(json.dumps(SNAPSHOTS["h100-550"]))
+    mixed = json.loads(json.dumps(data))
+    mixed["host"]["hostname"] = "mixed"
+    mixed["host"]["gpus"][0]["memory_total_bytes"] = 40 * 2**30  # one GPU smaller than the rest: multi-gpu-mixed
+    hosts = [snapshot_host(data, "a.json", "a"), snapshot_host(mixed, "b.json", "b")]
+    fleet = judge_fleet(hosts, TABLE, resolve_request(TABLE))
+    assert len(fleet.groups) == 2
+    assert SNAPSHOT in {h.origin for h in fleet.hosts}

@@ -1,0 +1,128 @@
+"""A fleet source is read as it streams (fleet.sources.decode_hosts): the same hosts, problems and
+errors as parsing the whole document, from any split of its bytes; a node list larger than any
+one-document cap is judged, with each node's memory its own; bad JSON is one line, exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cudadoctor.fleet.sources import MAX_VALUE_CHARS, FleetHost, SourceError, SourceProblem, decode_hosts, hosts_in
+from fleet_nodes import gfd_labels, mixed_cluster, node, node_list
+from helpers import HOSTS, run_cli
+
+
+class Trickle(io.RawIOBase):
+    """A byte stream that hands out at most ``step`` bytes a read, as a slow pipe does."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self._data, self._pos, self._step = data, 0, step
+
+    def readable(self) -> bool:
+        return True
+
+    def read1(self, size: int = -1) -> bytes:
+        chunk = self._data[self._pos : self._pos + min(self._step, size if size > 0 else self._step)]
+        self._pos += len(chunk)
+        return chunk
+
+    def read(self, size: int = -1) -> bytes:
+        return self.read1(size)
+
+
+def _shown(items: Any) -> list[Any]:
+    return [(i.name, i.source, i.origin, i.facts) if isinstance(i, FleetHost) else ("problem", i.source, i.error) for i in items]
+
+
+def _documents() -> list[tuple[str, bytes]]:
+    cluster = mixed_cluster(per_pool=2)
+    cluster["items"].append({"kind": "Node", "metadata": {}})  # a bad node: one problem, the rest still count
+    return [
+        ("kubectl order (items before kind)", json.dumps(cluster, indent=1, sort_keys=True).encode()),
+        ("kind first, minified", json.dumps(cluster, separators=(",", ":")).encode()),
+        ("a single Node", json.dumps(node("n1", gfd_labels("T4", "550.127.05", 1))).encode()),
+        ("a host snapshot", (HOSTS / "h100-550.json").read_bytes()),
+        ("an empty list", b'{"kind": "List", "items": []}'),
+    ]
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096, 1 << 30])
+def test_streamed_hosts_are_the_parsed_documents_hosts_in_any_split(step: int) -> None:
+    for label, data in _documents():
+        expected = _shown(hosts_in(json.loads(data), "src.json", "src"))
+        assert _shown(decode_hosts(Trickle(data, step), "src.json", "src")) == expected, label
+        assert _shown(decode_hosts(data, "src.json", "src")) == expected, label
+
+
+def test_a_document_that_is_not_a_node_list_keeps_its_own_verdict() -> None:
+    data = b'{"items": [1, 2], "kind": "Pod"}'
+    with pytest.raises(SourceError) as streamed:
+        list(decode_hosts(data, "pod.json", "pod"))
+    with pytest.raises(SourceError) as parsed:
+        list(hosts_in(json.loads(data), "pod.json", "pod"))
+    assert str(streamed.value) == str(parsed.value)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a"}}', "not valid JSON"),
+        (b'{"kind": "List", "items": [{"kind": "Node"}] } trailing', "not valid JSON (line 1, column 48)"),
+        (b'{"kind": "List", "items": [' + b'{"n": ' + b"9" * 5000 + b"}]}", "number too long"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"kind": "List", "items": ["\xff"]}', "not UTF-8"),
+        (b"", "not valid JSON"),
+    ],
+)
+def test_bad_json_is_one_source_error(data: bytes, words: str) -> None:
+    with pytest.raises(SourceError) as caught:
+        list(decode_hosts(Trickle(data, 3), "nodes.json", "nodes"))
+    assert str(caught.value).startswith("nodes.json: ") and words in str(caught.value), caught.value
+
+
+def test_a_node_list_with_a_5000_digit_integer_is_one_line_exit_2(tmp_path: Path) -> None:
+    doc = node_list([node("a", gfd_labels("T4", "550.127.05", 1))])
+    text = json.dumps(doc).replace('"resourceVersion": "48213377"', '"resourceVersion": ' + "7" * 5000)
+    path = tmp_path / "nodes.json"
+    path.write_text(text)
+    run = run_cli("fleet", "--json", str(path))
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "number too long" in lines[0] and "Traceback" not in run.stderr, lines
+
+
+def test_a_node_list_larger_than_one_value_may_be_is_judged(tmp_path: Path) -> None:
+    # Each node carries a large annotation (as real nodes carry image lists): the list is larger than
+    # one value may be (MAX_VALUE_CHARS), every node is well under it.
+    padding = "x" * (1 << 20)
+    path = tmp_path / "nodes.json"
+    count = MAX_VALUE_CHARS // len(padding) + 8
+    with path.open("w") as handle:
+        handle.write('{"apiVersion": "v1", "items": [')
+        for i in range(count):
+            item = node(f"gpu-{i}", gfd_labels("H100", "550.127.05", 8))
+            item["metadata"]["annotations"]["example.com/padding"] = padding
+            handle.write(("," if i else "") + json.dumps(item))
+        handle.write('], "kind": "List"}')
+    assert path.stat().st_size > MAX_VALUE_CHARS
+    run = run_cli("fleet", "--json", str(path), timeout=600)
+    assert run.returncode in (0, 1), run.stderr
+    report = json.loads(run.stdout)
+    assert report["hosts"] == count and len(report["groups"]) == 1
+
+
+def test_one_node_larger_than_a_value_may_be_is_refused_in_one_line() -> None:
+    big = b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "x": "' + b"y" * (MAX_VALUE_CHARS + 10)
+    with pytest.raises(SourceError) as caught:
+        list(decode_hosts(Trickle(big + b'"}}]}', 1 << 20), "nodes.json", "nodes"))
+    assert "too large" in str(caught.value)
+
+
+def test_problems_inside_a_streamed_list_are_kept_in_order() -> None:
+    doc = node_list([node("a", gfd_labels("T4", "550.127.05", 1)), {"kind": "Pod"}, node("b", gfd_labels("T4", "550.127.05", 1))])
+    items = list(decode_hosts(json.dumps(doc).encode(), "n.json", "n"))
+    assert [type(i) for i in items] == [FleetHost, SourceProblem, FleetHost]
