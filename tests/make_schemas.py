@@ -333,6 +333,16 @@ def table_schema() -> dict[str, Any]:
             "cc": STR,
             "architecture": NSTR,
             "features": STRS,
+            "last_driver_branch": nullable(obj(
+                {
+                    "branch": {"type": ["integer", "null"], "description": "The last NVIDIA driver branch that supports it (470); null: still supported."},
+                    "architecture": STR,
+                    "evidence": {"enum": ["release-notes", "announced"]},
+                    "note": STR,
+                    "source": {"$ref": "#/$defs/SourceRef"},
+                },
+                description="NVIDIA's last driver branch for the architecture; null when the table records none for this compute capability.",
+            )),
             "pytorch_builds": {"type": "array", "items": obj({"torch": STR, "sass": STRS, "ptx_only": STRS})},
             "name": NSTR,
             "aliases": STRS,
