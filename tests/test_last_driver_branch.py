@@ -197,3 +197,13 @@ def test_a_group_whose_builds_need_a_driver_past_its_last_branch_is_never_planne
     (never,) = plan["never"]
     assert never["reason"] == "gpu-past-last-branch"
     assert "R440 is the last driver branch for Tesla K80 (Kepler)" in never["detail"] and ">= 450.80.02" in never["detail"]
+
+
+def test_an_image_requirement_a_kepler_gpu_can_never_meet_names_no_driver_upgrade():
+    doc = check_json("--driver", "470.256.02", "--gpu", "Tesla K80", "--require", "cuda>=11.8")
+    unmet = next(f for f in doc["findings"] if f["code"] == "image-requirement-unsatisfied")
+    assert unmet["hint"].startswith("No driver these GPUs can run is >= 520.61.05 (R470 is the last driver branch for Tesla K80 (Kepler))")
+    # A GPU still supported by new branches is told the upgrade, as before.
+    doc = check_json("--driver", "470.256.02", "--gpu", "T4", "--require", "cuda>=11.8")
+    unmet = next(f for f in doc["findings"] if f["code"] == "image-requirement-unsatisfied")
+    assert unmet["hint"].startswith("Upgrade the NVIDIA driver to >= 520.61.05 (CUDA 11.8)")

@@ -323,3 +323,13 @@ def full_support_clause(host: HostView, support: DriverSupport, cuda: CudaVersio
         return (f" (CUDA {cuda.major_minor} runs there only under minor-version compatibility: full support needs >= {full}, "
                 f"and {ceiling.words()})")
     return f" (>= {full} for full CUDA {cuda.major_minor} support)"
+
+
+def out_of_reach(host: HostView, floor: Optional[DriverVersion]) -> Optional[str]:
+    """"No driver these GPUs can run is >= X (R470 is the last driver branch for Tesla K80 (Kepler))"
+    when ``floor`` is past the last branch the GPUs in scope can run: what a hint says instead of
+    "Upgrade the driver to >= X". None when an upgrade to ``floor`` is possible (or unknown)."""
+    ceiling = host.driver_ceiling()
+    if floor is None or ceiling is None or ceiling.row.runs(floor):
+        return None
+    return f"No driver these GPUs can run is >= {floor} ({ceiling.words()})"
