@@ -207,3 +207,17 @@ def test_an_image_requirement_a_kepler_gpu_can_never_meet_names_no_driver_upgrad
     doc = check_json("--driver", "470.256.02", "--gpu", "T4", "--require", "cuda>=11.8")
     unmet = next(f for f in doc["findings"] if f["code"] == "image-requirement-unsatisfied")
     assert unmet["hint"].startswith("Upgrade the NVIDIA driver to >= 520.61.05 (CUDA 11.8)")
+
+
+def test_the_ceiling_follows_the_gpus_cuda_can_see(tmp_path: Path):
+    # V100 + H100 on 550, asked for 2.15 (CUDA 13.2, full support from 595.45.04): the V100 holds
+    # the pair at R580; hidden by CUDA_VISIBLE_DEVICES, it no longer does.
+    data = json.loads((HOSTS / "v100-h100-550.json").read_text())
+    both = check_json("--snapshot", str(HOSTS / "v100-h100-550.json"), "--torch", "2.15")
+    assert max(branches_named(both)) == 580
+    data["host"]["system"] = {"environment": [["CUDA_VISIBLE_DEVICES", "1"]]}
+    path = tmp_path / "h100-only.json"
+    path.write_text(json.dumps(data))
+    h100 = check_json("--snapshot", str(path), "--torch", "2.15")
+    too_old = next(f for f in h100["findings"] if f["code"] == "driver-too-old")
+    assert too_old["actions"][0]["full_driver"] == "595.45.04"
