@@ -221,3 +221,13 @@ def test_the_ceiling_follows_the_gpus_cuda_can_see(tmp_path: Path):
     h100 = check_json("--snapshot", str(path), "--torch", "2.15")
     too_old = next(f for f in h100["findings"] if f["code"] == "driver-too-old")
     assert too_old["actions"][0]["full_driver"] == "595.45.04"
+
+
+def test_a_table_without_last_branches_sets_no_limit(tmp_path: Path):
+    data = copy.deepcopy(SHIPPED)
+    del data["last_driver_branches"]
+    path = tmp_path / "older-table.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    doc = check_json("--table", str(path), "--driver", "418.87.01", "--gpu", "Tesla K80", "--torch", "2.0")
+    too_old = next(f for f in doc["findings"] if f["code"] == "driver-too-old")
+    assert too_old["actions"][0]["full_driver"] == "515.43.04"
