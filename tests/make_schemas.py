@@ -408,6 +408,8 @@ def table_schema() -> dict[str, Any]:
                 },
             },
             "ngc_pytorch_releases": {"type": "array", "items": {"type": "object"}},
+            "last_driver_branches": {"type": "array", "items": {"type": "object"},
+                                     "description": "The last driver branch per architecture (docs/table.md); empty when the table records none."},
         },
         description="`table --json`: the table as loaded (data/compat_table.json; docs/table.md), with any families added.",
     )

@@ -36,6 +36,7 @@ def whole_table_view(table: CompatTable) -> dict[str, Any]:
     ngc = [f for f in data.get("image_families") or () if isinstance(f, dict) and f.get("kind") == "ngc"]
     data["image_families"] = [family_view(f) for f in table.image_families] + ngc
     data.setdefault("ngc_pytorch_releases", [])  # documented, so present even when a table has none
+    data.setdefault("last_driver_branches", [])
     return data
 
 
