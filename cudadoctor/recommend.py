@@ -724,7 +724,9 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
         fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda}{how}{unsure})")
         full = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
         full_floor = release.min_driver or (full.min_driver_linux if full else None)
-        actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=str(full_floor or floor), variant=release.release,
+        # A full driver past the GPUs' last branch is out of reach: none is named.
+        full_text = None if host.past_ceiling(full_floor) else str(full_floor or floor)
+        actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=full_text, variant=release.release,
                               cuda=str(release.cuda.major_minor) if release.cuda else None,
                               image=family.reference(release), support=support))
     why = "no NGC PyTorch release in the table runs on this host"
