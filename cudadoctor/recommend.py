@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from .compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant, platform_label
-from .host.view import TOO_OLD, DriverSupport, HostView, gpus_label
+from .host.view import TOO_OLD, DriverSupport, HostView, full_support_clause, gpus_label
 from .model.facts import GpuFacts
 from .model.findings import Action
 from .model.record import field, record, replace
@@ -150,6 +150,9 @@ def build_fix(host: HostView, release: PytorchRelease, name: str) -> tuple[str, 
         return f"no driver makes PyTorch {release.version} {name} run on {what}", "gpu-arch-not-built"
     support = host.support(variant.cuda)
     floor = support.compat_min or support.full_min
+    ceiling = host.driver_ceiling()
+    if support.tier == TOO_OLD and floor is not None and ceiling is not None and host.past_ceiling(floor):
+        return f"no driver these GPUs can run makes PyTorch {release.version} {name} run: it needs >= {floor}, and {ceiling.words()}", "driver-too-old"
     if support.tier == TOO_OLD and floor is not None:
         return f"upgrade the NVIDIA driver to >= {floor} to run {name}", "driver-too-old"
     return f"PyTorch {release.version} {name}: no driver row in the table says which driver runs it", "driver-too-old"
@@ -159,16 +162,22 @@ def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
     return variant is not None and _covers_gpus(host, variant) and host.support(variant.cuda).tier != TOO_OLD
 
 
-def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant) -> str:
+def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant, host: Optional[HostView] = None) -> str:
     driver = support.driver or "this driver"
+    ceiling = host.driver_ceiling() if host is not None else None
     if tier == "too-old":
         floor = support.compat_min or support.full_min
-        return f"needs driver >= {floor} (CUDA {variant.cuda.major_minor}); driver {driver} is older"
+        reason = f"needs driver >= {floor} (CUDA {variant.cuda.major_minor}); driver {driver} is older"
+        if ceiling is not None and host is not None and host.past_ceiling(floor):
+            reason += f", and {ceiling.words()}"
+        return reason
     if tier == "minor-compat":
         if support.full_min is None:  # a CUDA newer than the table's driver rows (a `table update` release)
             return (f"runs only under minor-version compatibility (CUDA {variant.cuda.major_minor} has no driver row "
                     "in the table, so no driver is known to support it fully)")
-        return f"runs only under minor-version compatibility (full support needs driver >= {support.full_min})"
+        past = f", past R{ceiling.branch}, the last driver branch for {ceiling.gpus}" if (
+            ceiling is not None and host is not None and host.past_ceiling(support.full_min)) else ""
+        return f"runs only under minor-version compatibility (full support needs driver >= {support.full_min}{past})"
     if tier == "forward-compat":
         return f"runs only through CUDA forward compatibility (the driver alone needs >= {support.full_min})"
     return ""
@@ -360,9 +369,32 @@ def _smallest_release_upgrade(host: HostView, release: PytorchRelease, family: I
             continue
         support = host.support(variant.cuda)
         floor = support.compat_min or support.full_min
-        if support.tier == TOO_OLD and floor is not None:
+        # A floor past the last driver branch these GPUs can run is no upgrade (a K80 stops at R470).
+        if support.tier == TOO_OLD and floor is not None and not host.past_ceiling(floor):
             upgrades.append((floor, variant, support))
     return min(upgrades, key=lambda u: u[0]) if upgrades else None
+
+
+def past_last_branch(host: HostView, release: PytorchRelease) -> Optional[str]:
+    """Why no driver upgrade runs ``release`` here although a build of it carries code for these GPUs:
+    every such build needs a driver past the last branch they can run (None: that is not the reason)."""
+    ceiling = host.driver_ceiling()
+    if ceiling is None:
+        return None
+    floors = []
+    for entry in release.variants:
+        variant, _ = _platform_variant(host, release, entry.name)
+        if variant is None or not _covers_gpus(host, variant):
+            continue
+        support = host.support(variant.cuda)
+        floor = support.compat_min or support.full_min
+        if support.tier != TOO_OLD or floor is None or not host.past_ceiling(floor):
+            return None  # this build runs, or an upgrade within the branch runs it
+        floors.append((floor, variant.name))
+    if not floors:
+        return None
+    floor, name = min(floors)
+    return f"PyTorch {release.version}'s builds for these GPUs need driver >= {floor} ({name}), and {ceiling.words()}"
 
 
 def _documented_pip(table: CompatTable, release: PytorchRelease, variant: Optional[WheelVariant]) -> Optional[str]:
@@ -383,8 +415,11 @@ def release_upgrade(host: HostView, release: PytorchRelease, family: ImageFamily
 def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease, upgrade: Upgrade) -> Action:
     """An upgrade as data: the driver floor, the build it runs, and the support that build then gets."""
     floor, variant, support = upgrade
+    # Full support from a driver past the GPUs' last branch is out of reach: the build runs only
+    # under minor-version compatibility there, and no full driver is named.
+    full = support.full_min if support.full_min is not None and not host.past_ceiling(support.full_min) else None
     return Action(
-        "upgrade-driver", min_driver=str(floor), full_driver=str(support.full_min) if support.full_min is not None else None,
+        "upgrade-driver", min_driver=str(floor), full_driver=str(full) if full is not None else None,
         torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
         support="full" if floor == support.full_min else "minor-compat",
         image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
@@ -466,7 +501,7 @@ def recommend(
             rejected.append(Rejection(name, "; ".join(blockers)))
             continue
         if support.tier == "too-old":
-            rejected.append(Rejection(name, _driver_reason("too-old", support, variant)))
+            rejected.append(Rejection(name, _driver_reason("too-old", support, variant, host)))
             continue
         tier = FORWARD_COMPAT if support.forward_compat else support.tier
         candidates.append((TIER_RANK[tier], variant, tier))
@@ -497,7 +532,7 @@ def recommend(
     _, best, tier = candidates[0]
     for _, variant, other_tier in candidates[1:]:
         if other_tier != tier:
-            reason = _driver_reason(other_tier, host.support(variant.cuda), variant)
+            reason = _driver_reason(other_tier, host.support(variant.cuda), variant, host)
         else:
             reason = f"older CUDA than {best.name}"
         rejected.append(Rejection(variant.name, reason))
@@ -520,8 +555,8 @@ def recommend(
             f"the newest CUDA variant of PyTorch {release.version}{covers}; the driver is not known here: "
             f"{best.name} needs >= {support.compat_min or support.full_min}"
         )
-        if support.full_min and support.compat_min and support.full_min != support.compat_min:
-            why += f" (>= {support.full_min} for full CUDA {best.cuda.major_minor} support)"
+        if support.compat_min:
+            why += full_support_clause(host, support, best.cuda, support.compat_min)
     return Recommendation(
         torch=release.version,
         family=family.name,
@@ -554,10 +589,7 @@ def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_r
     upgrade = _smallest_release_upgrade(host, release, family, images)
     if upgrade is not None:
         floor, variant, support = upgrade
-        text = f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}"
-        if support.full_min and support.full_min != floor:
-            text += f" (>= {support.full_min} for full CUDA {variant.cuda.major_minor} support)"
-        words.append(text)
+        words.append(f"upgrade the NVIDIA driver to >= {floor} to run {variant.name}" + full_support_clause(host, support, variant.cuda, floor))
         actions.append(_upgrade_action(host, family, release, upgrade))
     alternative = None
     if other_releases:
@@ -713,7 +745,9 @@ def recommend_ngc(host: HostView, family: "NgcFamily", torch: Optional[str] = No
         fixes.append(f"upgrade the driver to >= {floor} for {family.reference(release)} (CUDA {release.cuda}{how}{unsure})")
         full = host.table.min_driver_full(release.cuda) if release.cuda is not None else None
         full_floor = release.min_driver or (full.min_driver_linux if full else None)
-        actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=str(full_floor or floor), variant=release.release,
+        # A full driver past the GPUs' last branch is out of reach: none is named.
+        full_text = None if host.past_ceiling(full_floor) else str(full_floor or floor)
+        actions.append(Action("upgrade-driver", min_driver=str(floor), full_driver=full_text, variant=release.release,
                               cuda=str(release.cuda.major_minor) if release.cuda else None,
                               image=family.reference(release), support=support))
     why = "no NGC PyTorch release in the table runs on this host"
@@ -774,7 +808,7 @@ def _smallest_ngc_fix(
                 floor_row = host.table.min_driver_full(entry.cuda)
                 floor = floor_row.min_driver_linux if floor_row is not None and floor_row.min_driver_linux.branch == entry.branch else None
                 options.append((floor or DriverVersion.parse(str(entry.branch)), "forward-compat"))
-        options = [o for o in options if driver is None or o[0] > driver]
+        options = [o for o in options if (driver is None or o[0] > driver) and not host.past_ceiling(o[0])]
         if not options:
             continue
         floor, support = min(options, key=lambda o: o[0])

@@ -333,6 +333,16 @@ def table_schema() -> dict[str, Any]:
             "cc": STR,
             "architecture": NSTR,
             "features": STRS,
+            "last_driver_branch": nullable(obj(
+                {
+                    "branch": {"type": ["integer", "null"], "description": "The last NVIDIA driver branch that supports it (470); null: still supported."},
+                    "architecture": STR,
+                    "evidence": {"enum": ["release-notes", "announced"]},
+                    "note": STR,
+                    "source": {"$ref": "#/$defs/SourceRef"},
+                },
+                description="NVIDIA's last driver branch for the architecture; null when the table records none for this compute capability.",
+            )),
             "pytorch_builds": {"type": "array", "items": obj({"torch": STR, "sass": STRS, "ptx_only": STRS})},
             "name": NSTR,
             "aliases": STRS,
@@ -398,6 +408,8 @@ def table_schema() -> dict[str, Any]:
                 },
             },
             "ngc_pytorch_releases": {"type": "array", "items": {"type": "object"}},
+            "last_driver_branches": {"type": "array", "items": {"type": "object"},
+                                     "description": "The last driver branch per architecture (docs/table.md); empty when the table records none."},
         },
         description="`table --json`: the table as loaded (data/compat_table.json; docs/table.md), with any families added.",
     )

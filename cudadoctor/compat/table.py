@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
@@ -455,6 +455,28 @@ class ForwardCompat:
         return tuple(row for row in self.branches if row.live_on(today))
 
 
+# How a last driver branch is known: "release-notes", NVIDIA's driver documentation prints it (its
+# architecture matrix); "announced", NVIDIA has only announced it (no document of NVIDIA's prints it yet).
+LAST_BRANCH_EVIDENCE = ("release-notes", "announced")
+
+
+@record
+class LastDriverBranch:
+    """The last NVIDIA driver branch that supports an architecture's GPUs, as NVIDIA's "CUDA Toolkit,
+    Driver, and Architecture Matrix" prints it ("Last Driver Support"); None while it is ongoing."""
+
+    architecture: str
+    ccs: tuple[ComputeCapability, ...]
+    last_branch: Optional[int]  # 470, 580; None: still supported by new branches
+    evidence: str
+    source: str
+    note: str = ""
+
+    def runs(self, driver: DriverVersion) -> bool:
+        """Whether a driver of this version supports these GPUs (its branch is not past the last one)."""
+        return self.last_branch is None or driver.branch <= self.last_branch
+
+
 @record
 class Feature:
     """A GPU capability and the lowest compute capability that has it."""
@@ -480,6 +502,7 @@ class CompatTable:
     wheel_index_template: str
     forward_compat: Optional[ForwardCompat] = None
     features: tuple[Feature, ...] = ()
+    last_branches: tuple[LastDriverBranch, ...] = ()  # per architecture, oldest first
     raw: Any = None  # the parsed JSON, for `table --json`
     # Every normalised GPU name -> its model, built by the validator (which normalises every name
     # anyway to refuse duplicates); empty for a table built otherwise: then built on first use.
@@ -590,6 +613,21 @@ class CompatTable:
 
     def cc_info(self, cc: ComputeCapability) -> Optional[ComputeCapabilityInfo]:
         return self._cc_rows.get(cc)
+
+    @cached_property
+    def _last_branch_rows(self) -> dict[ComputeCapability, LastDriverBranch]:
+        return {cc: row for row in self.last_branches for cc in row.ccs}
+
+    def last_branch_for(self, cc: ComputeCapability) -> Optional[LastDriverBranch]:
+        """The table's last-driver-branch entry for a compute capability (None: none on record)."""
+        return self._last_branch_rows.get(cc)
+
+    def driver_ceiling(self, ccs: Iterable[ComputeCapability]) -> Optional[LastDriverBranch]:
+        """The highest driver branch GPUs of all these compute capabilities can run together: the
+        entry with the lowest last branch among them; None when no limit is on record (every one
+        still supported, or not in the table). The one policy every driver upgrade consults."""
+        ended = [row for row in (self.last_branch_for(cc) for cc in ccs) if row is not None and row.last_branch is not None]
+        return min(ended, key=lambda row: row.last_branch or 0) if ended else None
 
     @cached_property
     def _gpu_names(self) -> dict[str, GpuModel]:

@@ -19,6 +19,7 @@ from .table import (
     BRANCH_DESIGNATIONS,
     CUDA_ROW_EVIDENCE,
     EVIDENCE_LEVELS,
+    LAST_BRANCH_EVIDENCE,
     PLATFORM_WORDS,
     PLATFORMS,
     TABLE_SCHEMA,
@@ -27,6 +28,7 @@ from .table import (
     ComputeCapabilityInfo,
     CudaRelease,
     Feature,
+    LastDriverBranch,
     ForwardCompat,
     ForwardCompatBranch,
     GpuModel,
@@ -137,7 +139,7 @@ def _flag(entry: dict[str, Any], key: str, where: str, default: bool) -> bool:
 
 
 def item_label(item: Any) -> str:
-    for attr in ("label", "version", "name", "cuda_major", "cuda", "cc", "branch"):
+    for attr in ("label", "version", "name", "cuda_major", "cuda", "cc", "branch", "architecture"):
         if hasattr(item, attr):
             return str(getattr(item, attr))
     return repr(item)
@@ -581,6 +583,8 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         where = f"features[{name}]"
         features.append(Feature(name=name, min_cc=known_cc(entry.get("min_cc"), where, "min_cc"), source=r.source(entry, where)))
 
+    last_branches = _last_branches(r, top.get("last_driver_branches", []), known_cc, cc_rows)
+
     return CompatTable(
         schema=TABLE_SCHEMA,
         updated=updated,
@@ -596,11 +600,47 @@ def parse_table(data: Any, path: str = "<table>") -> CompatTable:
         wheel_index_template=template,
         forward_compat=forward,
         features=tuple(features),
+        last_branches=last_branches,
         raw=data,
         gpu_names=gpu_names,
         ngc_releases=tuple(ngc_releases),
         ngc_families=tuple(ngc_families),
     )
+
+
+def _last_branches(
+    r: _Reader, value: Any, known_cc: Any, cc_rows: dict[ComputeCapability, ComputeCapabilityInfo]
+) -> tuple[LastDriverBranch, ...]:
+    """The last driver branch per architecture: known compute capabilities of that architecture, each
+    in one entry only, a branch number (or null: still supported), an evidence level and a source."""
+    rows: list[LastDriverBranch] = []
+    seen: dict[ComputeCapability, str] = {}
+    for i, entry in enumerate(r.array(value, "last_driver_branches")):
+        where = f"last_driver_branches[{i}]"
+        entry = r.obj(entry, where)
+        architecture = r.text(entry, "architecture", where) or ""
+        where = f"last_driver_branches[{architecture}]"
+        ccs = tuple(known_cc(c, where, "cc") for c in r.array(entry.get("cc"), f"{where}.cc"))
+        if not ccs or list(ccs) != sorted(set(ccs)):
+            raise TableError(f"{where}: cc must be a non-empty ascending list without duplicates")
+        for cc in ccs:
+            if cc_rows[cc].architecture != architecture:
+                raise TableError(f"{where}: cc {cc} is {cc_rows[cc].architecture} in compute_capabilities, not {architecture}")
+            if cc in seen:
+                raise TableError(f"{where}: cc {cc} is already in the {seen[cc]} entry")
+            seen[cc] = architecture
+        branch = entry.get("last_branch")
+        if branch is not None and (not isinstance(branch, int) or isinstance(branch, bool) or branch <= 0):
+            raise TableError(f"{where}: 'last_branch' must be a driver branch number such as 470 (or null: still supported)")
+        evidence = entry.get("evidence")
+        if evidence not in LAST_BRANCH_EVIDENCE:
+            raise TableError(f"{where}: evidence {quoted(evidence)} must be one of {', '.join(LAST_BRANCH_EVIDENCE)}")
+        rows.append(LastDriverBranch(
+            architecture=architecture, ccs=ccs, last_branch=branch, evidence=evidence, source=r.source(entry, where),
+            note=str(entry.get("note", "")),
+        ))
+    _in_order(rows, lambda row: row.ccs[0], "last_driver_branches", "compute capability")
+    return tuple(rows)
 
 
 def _ngc(parse: Any, *args: Any) -> Any:

@@ -149,7 +149,11 @@ def _explained(host: HostView, build: Optional[Build]) -> Optional[str]:
     major = build.cuda.split(".", 1)[0]
     sentence = (f"It runs on your driver {driver}: every CUDA {major}.x build runs on a driver >= {support.compat_min} "
                 "(CUDA minor-version compatibility)")
-    if support.full_min is not None:
+    ceiling = host.driver_ceiling()
+    if support.full_min is not None and ceiling is not None and host.past_ceiling(support.full_min):
+        sentence += (f"; PTX JIT compilation and the newest CUDA APIs need >= {support.full_min}, which these GPUs never get: "
+                     f"{ceiling.words()}")
+    elif support.full_min is not None:
         sentence += f"; only PTX JIT compilation and the newest CUDA APIs need >= {support.full_min}"
     return sentence + "."
 

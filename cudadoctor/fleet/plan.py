@@ -18,6 +18,8 @@ from .judge import FleetResult, HostGroup
 from .matrix import OTHER, release_request, unable
 
 GPU_NOT_BUILT = "gpu-not-built"  # no build of the release carries code for the group's GPUs
+# The builds that carry code for the group's GPUs need a driver past the last branch those GPUs run (a K80 stops at R470).
+GPU_PAST_LAST_BRANCH = "gpu-past-last-branch"
 
 
 @record
@@ -46,7 +48,7 @@ class NeverRuns:
     """Groups no driver upgrade lets run the release, and why."""
 
     group: PlanGroup
-    reason: str  # gpu-not-built | no-driver | broken-driver | no-gpu | other
+    reason: str  # gpu-not-built | gpu-past-last-branch | no-driver | broken-driver | no-gpu | other
     findings: tuple[str, ...]
     detail: str
 
@@ -77,11 +79,14 @@ def _plan_group(group: HostGroup) -> PlanGroup:
 
 
 def _never(group: HostGroup, view: HostView, release: PytorchRelease, codes: tuple[str, ...]) -> NeverRuns:
-    from ..recommend import build_fix
+    from ..recommend import build_fix, past_last_branch
 
     reason = unable(group, view)
     if reason is not None:
         return NeverRuns(_plan_group(group), reason, codes, group.fix or ", ".join(codes))
+    past = past_last_branch(view, release)
+    if past is not None:
+        return NeverRuns(_plan_group(group), GPU_PAST_LAST_BRANCH, codes, past)
     names = [v.name for v in release.variants]
     name = release.default_variant if release.default_variant in names else (names[-1] if names else "")
     detail = (f"none of PyTorch {release.version}'s builds ({', '.join(names)}) runs on these GPUs; {build_fix(view, release, name)[0]}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence, TypeVar
 
-from ..compat.table import CompatTable, GpuModel, WheelVariant, host_platform
+from ..compat.table import CompatTable, GpuModel, LastDriverBranch, WheelVariant, host_platform
 from ..model.facts import NVML_OK, GpuFacts, HostFacts, ImageFacts, SystemFacts
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
@@ -95,6 +95,23 @@ def gpus_label(gpus: Sequence[GpuFacts]) -> str:
             runs.append([index])
     indexes = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
     return f"GPUs {indexes} ({gpus[0].name or 'unknown model'})"
+
+
+@record
+class DriverCeiling:
+    """The last driver branch the GPUs in scope can run, and which of them it holds back."""
+
+    row: LastDriverBranch
+    gpus: str  # "Tesla K80 (Kepler)"
+
+    @property
+    def branch(self) -> int:
+        return self.row.last_branch or 0
+
+    def words(self) -> str:
+        """"R470 is the last driver branch for Tesla K80 (Kepler)" (", as NVIDIA has announced" when only announced)."""
+        how = ", as NVIDIA has announced" if self.row.evidence == "announced" else ""
+        return f"R{self.branch} is the last driver branch for {self.gpus}{how}"
 
 
 @record
@@ -205,6 +222,26 @@ class HostView:
         known = self._gpus.get(id(gpu))
         return known[2] if known is not None and known[0] is gpu else _cc_and_model(self.table, gpu)[1]
 
+    def driver_ceiling(self) -> Optional["DriverCeiling"]:
+        """The last driver branch every GPU in scope can run (the lowest among their architectures'),
+        with the GPUs it holds back; None when no limit is on record. Computed once per view."""
+        memo = self._memo("_ceiling")
+        if "ceiling" not in memo:
+            ccs = {gpu.index: self.cc(gpu) for gpu in self.gpus_in_scope}
+            row = self.table.driver_ceiling(cc for cc in ccs.values() if cc is not None)
+            ceiling = None
+            if row is not None:
+                held = [gpu for gpu in self.gpus_in_scope if ccs[gpu.index] in row.ccs]
+                names = ", ".join(dict.fromkeys(gpu.name or "unknown model" for gpu in held))
+                ceiling = DriverCeiling(row, f"{names} ({row.architecture})")
+            memo["ceiling"] = ceiling
+        return memo["ceiling"]  # type: ignore[no-any-return]
+
+    def past_ceiling(self, driver: Optional[DriverVersion]) -> bool:
+        """Whether ``driver`` is of a branch newer than the last one the GPUs in scope can run."""
+        ceiling = self.driver_ceiling()
+        return driver is not None and ceiling is not None and not ceiling.row.runs(driver)
+
     def _memo(self, name: str) -> dict:  # type: ignore[type-arg]
         """A per-view cache, kept outside the fields so that a replace()d view starts empty."""
         memo = self.__dict__.get(name)
@@ -303,3 +340,27 @@ class HostView:
         if coverage == "ptx" and self.nvml_ok and self.support(variant.cuda).tier == MINOR_COMPAT:
             return "ptx-minor-compat"
         return coverage or "not-built"
+
+
+def full_support_clause(host: HostView, support: DriverSupport, cuda: CudaVersion, floor: Optional[DriverVersion]) -> str:
+    """What follows "upgrade to >= FLOOR" when full support needs more: " (>= FULL for full CUDA X.Y
+    support)"; where FULL is past the last driver branch the GPUs in scope can run, that they get
+    CUDA X.Y only under minor-version compatibility. Empty when the floor is full support."""
+    full = support.full_min
+    if full is None or floor is None or full == floor:
+        return ""
+    ceiling = host.driver_ceiling()
+    if ceiling is not None and not ceiling.row.runs(full):
+        return (f" (CUDA {cuda.major_minor} runs there only under minor-version compatibility: full support needs >= {full}, "
+                f"and {ceiling.words()})")
+    return f" (>= {full} for full CUDA {cuda.major_minor} support)"
+
+
+def out_of_reach(host: HostView, floor: Optional[DriverVersion]) -> Optional[str]:
+    """"No driver these GPUs can run is >= X (R470 is the last driver branch for Tesla K80 (Kepler))"
+    when ``floor`` is past the last branch the GPUs in scope can run: what a hint says instead of
+    "Upgrade the driver to >= X". None when an upgrade to ``floor`` is possible (or unknown)."""
+    ceiling = host.driver_ceiling()
+    if floor is None or ceiling is None or ceiling.row.runs(floor):
+        return None
+    return f"No driver these GPUs can run is >= {floor} ({ceiling.words()})"

@@ -36,6 +36,7 @@ def whole_table_view(table: CompatTable) -> dict[str, Any]:
     ngc = [f for f in data.get("image_families") or () if isinstance(f, dict) and f.get("kind") == "ngc"]
     data["image_families"] = [family_view(f) for f in table.image_families] + ngc
     data.setdefault("ngc_pytorch_releases", [])  # documented, so present even when a table has none
+    data.setdefault("last_driver_branches", [])
     return data
 
 
@@ -123,6 +124,7 @@ def gpu_view(table: CompatTable, model: Optional[GpuModel], cc: ComputeCapabilit
         "cc": str(cc),
         "architecture": model.architecture if model else (info.architecture if info else None),
         "features": [f.name for f in table.features if cc >= f.min_cc],
+        "last_driver_branch": _last_branch_view(table, cc),
         "pytorch_builds": builds,
         # Every key is always present: a bare compute capability has no name, a product no products.
         "name": None,
@@ -147,6 +149,16 @@ def gpu_view(table: CompatTable, model: Optional[GpuModel], cc: ComputeCapabilit
     else:
         data["products"] = [m.name for m in table.gpus if m.cc == cc]
     return data
+
+
+def _last_branch_view(table: CompatTable, cc: ComputeCapability) -> Optional[dict[str, Any]]:
+    """The last driver branch that supports this compute capability (branch null: still supported);
+    None when the table records none for it."""
+    row = table.last_branch_for(cc)
+    if row is None:
+        return None
+    return {"branch": row.last_branch, "architecture": row.architecture, "evidence": row.evidence,
+            "note": row.note, "source": _source(table, row.source)}
 
 
 def _forward_compat_class(table: CompatTable, brand_class: str) -> Optional[str]:
@@ -204,6 +216,8 @@ def sources_view(table: CompatTable) -> list[dict[str, Any]]:
         cite(table.forward_compat.source, "forward compatibility")
     for feature in table.features:
         cite(feature.source, f"feature {feature.name}")
+    for ended in table.last_branches:
+        cite(ended.source, f"last driver branch of {ended.architecture}")
     by_key = {s.key: s for s in table.sources}
     return [
         {

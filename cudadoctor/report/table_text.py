@@ -186,6 +186,13 @@ def render_gpu(console: Console, view: dict[str, Any]) -> None:
         if view["products"]:
             _print(console, f"  products: {', '.join(view['products'])}")
     _print(console, f"  features: {', '.join(view['features']) or 'none of those the table tracks'}")
+    last = view.get("last_driver_branch")
+    if last is not None:
+        if last["branch"] is None:
+            _print(console, "  last driver branch: none yet (new driver branches still support it)")
+        else:
+            how = " (announced)" if last["evidence"] == "announced" else ""
+            _print(console, f"  last driver branch: R{last['branch']}{how}: no newer driver supports {last['architecture']} GPUs")
     grid = _table("PyTorch builds that carry code for it", "torch", "machine code (SASS)", "PTX only (JIT)")
     for row in view["pytorch_builds"]:
         _row(grid, row["torch"], " ".join(row["sass"]) or "-", " ".join(row["ptx_only"]) or "-")

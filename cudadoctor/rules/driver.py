@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..host.view import DriverSupport, HostView, gpu_label
+from ..host.view import DriverSupport, HostView, full_support_clause, gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import CudaVersion
@@ -52,6 +52,25 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 source=source,
             )
         ]
+    ceiling = host.driver_ceiling()
+    if support.tier == "minor-compat" and ceiling is not None and host.past_ceiling(support.full_min):
+        # Full support needs a branch these GPUs cannot run: minor-version compatibility is as far as they go.
+        return [
+            Finding(
+                code="driver-minor-compat",
+                severity=WARN,
+                title=f"{what} runs only through CUDA minor-version compatibility",
+                detail=f"Driver {driver} supports CUDA {support.driver_cuda or 'an older release'}, older than "
+                    f"{cuda.major_minor}, but it is at least {support.compat_min}, the floor for every CUDA "
+                    f"{cuda.major}.x toolkit. Full CUDA {cuda.major_minor} support needs >= {support.full_min}, and "
+                    f"{ceiling.words()}, so these GPUs never get more than this mode. It gives things up: PTX newer "
+                    "than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA return "
+                    "cudaErrorCallRequiresNewerDriver.",
+                hint="Choose a variant this driver supports fully (`cudadoctor recommend`); no driver these GPUs can run "
+                     f"supports CUDA {cuda.major_minor} fully.",
+                source=source,
+            )
+        ]
     if support.tier == "minor-compat":
         return [
             Finding(
@@ -84,7 +103,8 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
     compat_clause = ""
     if support.compat_min and support.compat_min != support.full_min:
         compat_clause = f", or >= {support.compat_min} under minor-version compatibility"
-    upgrade = _upgrade_words(support, cuda)
+    upgrade = _upgrade_words(host, support, cuda)
+    reachable = floor is not None and not host.past_ceiling(floor)
     return [
         Finding(
             code="driver-too-old",
@@ -94,16 +114,16 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
                 f"{cuda.major_minor} needs >= {support.full_min}{compat_clause}. CUDA programs fail with "
                 "\"CUDA driver version is insufficient for CUDA runtime version\" (torch: \"The NVIDIA driver "
                 "on your system is too old\").",
-            hint=upgrade + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
+            hint=upgrade,
             source=source,
             actions=(
                 Action(
-                    "upgrade-driver", min_driver=str(floor), full_driver=_text(support.full_min), torch=target.torch,
-                    variant=target.variant, cuda=str(cuda.major_minor),
+                    "upgrade-driver", min_driver=str(floor), full_driver=_text(None if host.past_ceiling(support.full_min) else support.full_min),
+                    torch=target.torch, variant=target.variant, cuda=str(cuda.major_minor),
                     support="full" if floor == support.full_min else "minor-compat",
                 ),
             )
-            if floor
+            if reachable
             else (),
         )
     ]
@@ -286,7 +306,7 @@ def check_forward_compat(ctx: CheckContext) -> list[Finding]:
             severity=INFO,
             title=f"cuda-compat cannot help here: {why}",
             detail=reason,
-            hint=_upgrade_words(host.support(cuda), cuda) + ", or pick a variant built for an older CUDA (`cudadoctor recommend`).",
+            hint=_upgrade_words(host, host.support(cuda), cuda),
             source=source,
         )
     )
@@ -311,15 +331,18 @@ def _compat_where(host: HostView) -> str:
     }.get(how or "", f"A cuda-compat libcuda{place}")
 
 
-def _upgrade_words(support: DriverSupport, cuda: CudaVersion) -> str:
-    """"Upgrade the NVIDIA driver to >= X (>= Y for full CUDA Z support)": the fix for a driver too old for ``cuda``."""
+def _upgrade_words(host: HostView, support: DriverSupport, cuda: CudaVersion) -> str:
+    """"Upgrade the NVIDIA driver to >= X (>= Y for full CUDA Z support), or ...": the fix for a driver too old for
+    ``cuda``, or pick a variant built for an older CUDA; where X is past the last driver branch the GPUs
+    in scope can run, that no driver will do."""
+    older = "pick a variant built for an older CUDA (`cudadoctor recommend`)."
     floor = support.compat_min or support.full_min
     if floor is None:
-        return f"Upgrade the NVIDIA driver to one that supports CUDA {cuda.major_minor}"
-    words = f"Upgrade the NVIDIA driver to >= {floor}"
-    if support.full_min and support.full_min != floor:
-        words += f" (>= {support.full_min} for full CUDA {cuda.major_minor} support)"
-    return words
+        return f"Upgrade the NVIDIA driver to one that supports CUDA {cuda.major_minor}, or {older}"
+    ceiling = host.driver_ceiling()
+    if ceiling is not None and host.past_ceiling(floor):
+        return f"No driver these GPUs can run supports CUDA {cuda.major_minor} (it needs >= {floor}, and {ceiling.words()}): {older}"
+    return f"Upgrade the NVIDIA driver to >= {floor}" + full_support_clause(host, support, cuda, floor) + f", or {older}"
 
 
 def _text(value: object) -> Optional[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..compat.table import CompatTable
-from ..host.view import HostView
+from ..host.view import HostView, out_of_reach
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.target import Target
@@ -165,7 +165,7 @@ def host_values(host: HostView) -> HostValues:
     return HostValues(cuda=cuda or None, driver=facts.driver.driver_version, devices=tuple(devices))
 
 
-def _upgrade_hint(table: CompatTable, outcome: Outcome) -> str:
+def _upgrade_hint(table: CompatTable, outcome: Outcome, host: Optional[HostView] = None) -> str:
     first = outcome.requirement.split(" ", 1)[0]
     if first.startswith("cuda>="):
         try:
@@ -174,10 +174,9 @@ def _upgrade_hint(table: CompatTable, outcome: Outcome) -> str:
             cuda = None
         row = table.min_driver_full(cuda) if cuda else None
         if row is not None and cuda is not None:
-            return (
-                f"Upgrade the NVIDIA driver to >= {row.min_driver_linux} (CUDA {cuda.major_minor}), or use an image "
-                "built for the CUDA version the driver supports (`cudadoctor recommend --image`). "
-            )
+            past = out_of_reach(host, row.min_driver_linux) if host is not None else None
+            upgrade = f"{past}: use" if past else f"Upgrade the NVIDIA driver to >= {row.min_driver_linux} (CUDA {cuda.major_minor}), or use"
+            return f"{upgrade} an image built for the CUDA version the driver supports (`cudadoctor recommend --image`). "
     return "Use an image whose requirements this host meets, or change the host to meet them. "
 
 
@@ -186,7 +185,9 @@ def _host_line(values: HostValues) -> str:
     return f"host: cuda {values.cuda or 'unknown'}, driver {values.driver or 'unknown'}" + (f"; {gpus}" if gpus else "; no GPU (checked once, globally)")
 
 
-def _requirement_findings(table: CompatTable, values: HostValues, named: list[tuple[str, str]], where: str) -> list[Finding]:
+def _requirement_findings(
+    table: CompatTable, values: HostValues, named: list[tuple[str, str]], where: str, host: Optional[HostView] = None
+) -> list[Finding]:
     findings = []
     outcomes = evaluate_requirements([value for _, value in named], values)
     passed = []
@@ -213,7 +214,7 @@ def _requirement_findings(table: CompatTable, values: HostValues, named: list[tu
                     severity=FAIL,
                     title=f"{where} {name} is not met by this host",
                     detail=f"`docker run --gpus all` is refused: {cli_error_line(outcome)}.{actual} ({_host_line(values)}.)",
-                    hint=_upgrade_hint(table, outcome) + CDI_CAVEAT,
+                    hint=_upgrade_hint(table, outcome, host) + CDI_CAVEAT,
                     source=TOOLKIT_SOURCE,
                 )
             )
@@ -270,7 +271,7 @@ def check_requirements(ctx: CheckContext) -> list[Finding]:
     findings: list[Finding] = []
     if target.requirements:
         named = [(f"--require {value!r}", value) for value in target.requirements]
-        findings += _requirement_findings(table, values, named, "Requirement")
+        findings += _requirement_findings(table, values, named, "Requirement", ctx.host)
     if from_image and image is not None:
         findings += _image_requirement_findings(ctx, values, image)
     return findings
@@ -342,7 +343,7 @@ def _image_requirement_findings(ctx: CheckContext, values: HostValues, image: Im
             )
         )
         return findings
-    findings += _requirement_findings(table, values, named, where)
+    findings += _requirement_findings(table, values, named, where, ctx.host)
     return findings
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..host.view import out_of_reach
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.topology import (
@@ -463,7 +464,8 @@ def _nccl_driver(ctx: CheckContext, facts: InterconnectFacts) -> list[Finding]:
             detail=f"{package} is built for CUDA {major}: below driver {support.compat_min} (CUDA {major}'s minor-version "
                 "compatibility floor) NCCL fails to initialise (\"ncclUnhandledCudaError: ... CUDA driver version is "
                 "insufficient for CUDA runtime version\").",
-            hint=f"Upgrade the driver to >= {support.compat_min}, or install a torch built for the driver's CUDA (`cudadoctor recommend --wheel`).",
+            hint=(out_of_reach(ctx.host, support.compat_min) or f"Upgrade the driver to >= {support.compat_min}")
+                + ", or install a torch built for the driver's CUDA (`cudadoctor recommend --wheel`).",
             source="NVIDIA CUDA Toolkit Release Notes, Table 2/3 (driver minimums) via the compatibility table",
         )
     ]

@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..compat.ngc import NgcFamily, NgcRelease
 from ..host.ngc import FORWARD_COMPAT, NATIVE, NO, NOT_KNOWN, NgcFit, ngc_fit, older_month_for_gpus
+from ..host.view import out_of_reach
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..model.versions import CudaVersion
@@ -140,8 +141,9 @@ def check_ngc(ctx: CheckContext) -> list[Finding]:
                 title=f"Forward compatibility does not apply to these GPUs: {what} needs a newer driver",
                 detail=f"{fit.why}. On such a GPU the container's cuda-compat libraries fail with CUDA error 804 "
                     "(\"forward compatibility was attempted on non supported HW\"). " + _evidence(release, from_image),
-                hint=f"Upgrade the driver to >= {ctx.host.support(release.cuda).full_min or 'the release notes minimum'}, "
-                    "or use an older NGC release (`cudadoctor recommend --image --family ngc-pytorch`).",
+                hint=(out_of_reach(ctx.host, ctx.host.support(release.cuda).full_min)
+                      or f"Upgrade the driver to >= {ctx.host.support(release.cuda).full_min or 'the release notes minimum'}")
+                    + ", or use an older NGC release (`cudadoctor recommend --image --family ngc-pytorch`).",
                 source=fc_source,
             )
         ]

@@ -17,9 +17,14 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
         return []
     needs, upgrade = newest.needs()
     runs = f"this host runs up to PyTorch {target.torch}"
+    ceiling = ctx.host.driver_ceiling()
+    # An upgrade that names no full driver because full support is past the GPUs' last branch says so.
+    capped = (f" (it runs there only under minor-version compatibility: {ceiling.words()})" if ceiling is not None else "")
     if upgrade is not None:
         full = f" (>= {upgrade.full_driver} for full CUDA {upgrade.cuda} support)" if upgrade.full_driver and upgrade.full_driver != upgrade.min_driver else ""
         detail = f"PyTorch {newest.torch}: {newest.why}; {runs}."
+        if not full and upgrade.support == "minor-compat" and upgrade.full_driver is None:
+            full = capped
         hint = f"To run PyTorch {newest.torch} ({upgrade.variant}), upgrade the NVIDIA driver to >= {upgrade.min_driver}{full}."
     else:
         reasons = "; ".join(f"{r.variant}: {r.reason}" for r in newest.rejected) or newest.why
@@ -28,7 +33,8 @@ def check_newer_release(ctx: CheckContext) -> list[Finding]:
         reach = newest.reachable
         if reach is not None:  # a newer release than the one chosen does have a build for these GPUs
             needs += f"; PyTorch {reach.torch} ({reach.variant}) runs them from driver >= {reach.min_driver}"
-            hint = f"To run PyTorch {reach.torch} ({reach.variant}), upgrade the NVIDIA driver to >= {reach.min_driver}."
+            more = capped if reach.support == "minor-compat" and reach.full_driver is None else ""
+            hint = f"To run PyTorch {reach.torch} ({reach.variant}), upgrade the NVIDIA driver to >= {reach.min_driver}{more}."
             upgrade = reach
     return [Finding(
         code=CODE, severity=INFO, title=f"PyTorch {newest.torch}, the newest release, {needs}", detail=detail, hint=hint,

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..compat.install import DEFAULT_INSTALL_STYLE, install_command
 from ..compat.table import CompatTable, PytorchRelease
-from ..host.view import DriverSupport, gpu_label
+from ..host.view import DriverSupport, gpu_label, out_of_reach
 from ..model.facts import TorchFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.versions import ComputeCapability, CudaVersion, PackageVersion, VersionError, parse_package_version
@@ -98,7 +98,7 @@ def check_torch(ctx: CheckContext) -> list[Finding]:
                     detail=f"The driver supports CUDA {support.driver_cuda or 'an older release'}; CUDA {cuda.major_minor} "
                         f"needs driver >= {floor}. torch warns \"The NVIDIA driver on your system is too old (found "
                         f"version {_found_version(support)})\" and torch.cuda.is_available() is False.",
-                    hint=f"Upgrade the driver to >= {floor}"
+                    hint=(out_of_reach(host, floor) or f"Upgrade the driver to >= {floor}")
                         + (f", or reinstall a torch build this driver runs: {hint}" if (hint := _cpu_hint(ctx, torch)) else "."),
                     source=source,
                 )
