@@ -8,7 +8,7 @@ from typing import Optional
 
 from ..about import __version__
 from ..model.facts import HostFacts
-from .libcuda import probe_libcuda
+from .libcuda import probe_libcuda_watched
 from .nvml import DEFAULT_NVML_TIMEOUT_S, NvmlProbe, NvmlWatch
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
@@ -22,7 +22,7 @@ def probe_host(
     earlier (NvmlWatch.start), so that NVML initialises while the caller loads the table."""
     if nvml is None:
         nvml = NvmlWatch.start(nvml_timeout)  # NVML initialises in its child while the rest is read here
-    system = probe_system(libcuda=probe_libcuda())
+    system = probe_system(libcuda=probe_libcuda_watched(nvml_timeout))  # under the same watchdog as NVML
     torch = probe_torch_metadata()
     driver, gpus = nvml.result()
     if torch_runtime:
