@@ -11,14 +11,16 @@ state with the error's own text; nothing here raises.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import secrets
 import shutil
 import socket
 import threading
 import time
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from ..model.facts import DockerFacts
 from ..model.record import replace
@@ -81,6 +83,58 @@ def run_bounded(fn: Callable[[], T], seconds: float, tick: Optional[Callable[[fl
         raise box["error"]
     value: T = box["value"]
     return value
+
+
+# Removing a container made to read an image gets its own bound: the command's deadline may be
+# spent already (that is often why it is being removed), and a container must not be left behind.
+REMOVE_TIMEOUT_S = 15.0
+# A create still in flight at the deadline (a daemon copying a large image's files into the new
+# container's layer, as the vfs storage driver does) is waited for this long, so that what it
+# makes can be removed: past the deadline, but nothing is left behind.
+CREATE_WAIT_S = 60.0
+
+
+@contextlib.contextmanager
+def created_container(client: Any, reference: str, label: str, timeout: float) -> Iterator[str]:
+    """A container made from the image (never started, no network) for the archive calls; removed
+    on every way out: an error, a deadline, a signal's SystemExit. It is named before it is
+    created, so one whose creation outlived ``timeout`` (the daemon may still make it after we
+    stop waiting) is removed by its name once that call has ended."""
+    word = label.rsplit(".", 1)[-1]
+    name = f"cudadoctor-{word}-{os.getpid()}-{secrets.token_hex(6)}"
+    done = threading.Event()
+    # The SDK's socket timeout (the command's --timeout, as small as 0.1 s) would give up on a
+    # create or a removal the daemon still carries out: every call here is bounded by
+    # run_bounded instead, so the socket may wait as long as a create is waited for.
+    api = client.api
+    try:
+        api.timeout = max(float(api.timeout or 0), CREATE_WAIT_S + 5)
+    except (AttributeError, TypeError, ValueError):
+        pass
+
+    def create() -> Any:
+        try:
+            return client.api.create_container(
+                image=reference, entrypoint=[], command=[f"/cudadoctor-{word}-never-started"],
+                network_disabled=True, labels={label: "1"}, name=name,
+            )
+        finally:
+            done.set()
+
+    try:
+        answer = run_bounded(create, timeout * 2 + 1)
+        yield str(answer["Id"]) if isinstance(answer, dict) and answer.get("Id") else name
+    finally:
+        done.wait(CREATE_WAIT_S)  # a create still in flight: let it end, then remove what it made
+        remove_container(client, name)
+
+
+def remove_container(client: Any, container: str) -> None:
+    """Remove a container this process created (by id or name), bounded; an absent one is fine."""
+    try:
+        run_bounded(lambda: client.api.remove_container(container, force=True, v=True), REMOVE_TIMEOUT_S)
+    except Exception:  # absent (never created), or the daemon is gone: nothing else to do from here
+        pass
 
 
 def docker_endpoint(environ: Optional[dict[str, str]] = None) -> str:
