@@ -11,6 +11,7 @@ from typing import Any, Iterator, Optional, Union
 from ..model.facts import HostFacts
 from ..model.record import record, replace
 from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, snapshot_from_dict
+from ..model.text import quoted
 from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
 
@@ -120,7 +121,7 @@ def node_host(node: Any, where: str) -> FleetHost:
     try:
         facts = _facts_of(labels, *_node_platform(node))
     except LabelError as exc:
-        raise SourceError(f"{where}: node {name[:80]}: {exc}") from None
+        raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
     return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
 
 

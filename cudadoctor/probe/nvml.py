@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Union
 
 from ..model.facts import (
+    MAX_DEVICE_COUNT,
     NVML_BAD_DEVICE_COUNT,
     NVML_CRASHED,
     NVML_HUNG,
@@ -36,9 +37,6 @@ from .topology import attach_topology
 from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, WatchedChild
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
-# More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the
-# largest NVLink systems hold 16 to 32 GPUs per operating system.
-MAX_DEVICE_COUNT = 64
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {
