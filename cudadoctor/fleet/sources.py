@@ -10,7 +10,7 @@ from typing import Any, Iterator, Optional, Union
 
 from ..model.facts import HostFacts
 from ..model.record import record, replace
-from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, snapshot_from_dict
+from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, json_value_problem, snapshot_from_dict
 from ..model.text import quoted
 from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
@@ -231,3 +231,5 @@ def decode_source(text: str, where: str) -> Any:
         raise SourceError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise SourceError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # an integer over CPython's 4300-digit limit
+        raise SourceError(f"{where}: {json_value_problem(exc)}") from None
