@@ -15,7 +15,7 @@ import shlex
 from typing import Optional, Sequence
 
 from ..model.findings import INFO, WARN, Finding
-from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, ImageFile, ImageHygiene
+from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, HygieneSettings, ImageFile, ImageHygiene
 from ..model.record import record
 from ..model.target import Target
 from .context import CheckContext
@@ -351,6 +351,49 @@ def jupyter_open(settings: JupyterSettings) -> bool:
 
 def all_interfaces(ip: Optional[str]) -> bool:
     return ip in ("0.0.0.0", "*", "", "::", "[::]")
+
+
+# --- what JSON reports carry -------------------------------------------------------------------
+
+
+def deciding_settings(hygiene: ImageHygiene) -> HygieneSettings:
+    """The settings the findings are decided on, without any file's text (no token, no hash)."""
+    config = sshd_config(hygiene)
+    lines = list(config.lines)
+    present = hygiene.file(SSHD_CONFIG) is not None
+    password, password_at = sshd_effective(lines, "passwordauthentication", "yes")
+    root, root_at = sshd_effective(lines, "permitrootlogin", "prohibit-password")
+    pam, _ = sshd_effective(lines, "usepam", "no")
+    kbd, _ = sshd_effective(lines, "kbdinteractiveauthentication", "")
+    if not kbd:
+        kbd, _ = sshd_effective(lines, "challengeresponseauthentication", "yes")
+    config_files = [f for f in hygiene.files if fnmatch.fnmatch(posixpath.basename(f.path), "jupyter_*_config.*")]
+    jupyter = jupyter_settings(hygiene, config_files)
+    return HygieneSettings(
+        sshd_present=present,
+        sshd_password_authentication=password if present else None,
+        sshd_password_authentication_at=password_at if present else None,
+        sshd_permit_root_login=root if present else None,
+        sshd_permit_root_login_at=root_at if present else None,
+        sshd_use_pam=pam if present else None,
+        sshd_kbd_interactive_authentication=kbd if present else None,
+        sshd_refused=config.refused,
+        jupyter_started=jupyter.started,
+        jupyter_token_set=jupyter.token is not None,
+        jupyter_token_empty=jupyter.token == "",
+        jupyter_token_at=jupyter.token_at or None,
+        jupyter_password_set=bool(jupyter.password),
+        jupyter_ip=jupyter.ip,
+    )
+
+
+def withheld(hygiene: ImageHygiene) -> ImageHygiene:
+    """The hygiene facts as JSON reports carry them: each file's path without its text, and the
+    deciding settings."""
+    from ..model.record import replace
+
+    files = tuple(replace(f, text="", text_withheld=True) for f in hygiene.files)
+    return replace(hygiene, files=files, settings=deciding_settings(hygiene) if hygiene.state == "ok" else None)
 
 
 # --- the check -------------------------------------------------------------------------------
