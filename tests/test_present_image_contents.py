@@ -77,6 +77,12 @@ SECRET_FILES = {
     "jupyter_server_config.py": (f"c.ServerApp.token = '{SECRET_TOKEN}'\n"
                                  f"c.PasswordIdentityProvider.hashed_password = '{SECRET_HASH}'\n").encode(),
 }
+LOOP_LAB = "FROM scratch\nCOPY sshd_config /etc/ssh/sshd_config\nCOPY d/ /etc/ssh/sshd_config.d/\nUSER app\n"
+LOOP_FILES = {
+    "sshd_config": b"Include /etc/ssh/sshd_config.d/*.conf\nPasswordAuthentication no\n",
+    # Thirty drop-ins that each include all thirty: 30**16 reads if expanded as written.
+    **{f"d/{i:02d}.conf": b"Include /etc/ssh/sshd_config.d/*.conf\nPasswordAuthentication yes\n" for i in range(30)},
+}
 H100_535 = {"driver": "535.104.05", "cuda": 12020, "nvml": "12.535.104.05", "count": 1,
             **nvml_stub.gpu_config(0, "NVIDIA H100 80GB HBM3", cc="9.0")}
 RTX4090_550 = {"driver": "550.54.14", "cuda": 12040, "nvml": "12.550.54.14", "count": 1,
@@ -89,6 +95,7 @@ def images(docker_host):
     docker_daemon.build_image_from(docker_host, "cdtest/lab:open", OPEN_LAB, OPEN_FILES)
     docker_daemon.build_image_from(docker_host, "cdtest/lab:safe", SAFE_LAB, SAFE_FILES)
     docker_daemon.build_image_from(docker_host, "cdtest/lab:secret", SECRET_LAB, SECRET_FILES)
+    docker_daemon.build_image_from(docker_host, "cdtest/lab:loop", LOOP_LAB, LOOP_FILES)
     return docker_host
 
 
@@ -175,4 +182,14 @@ def test_check_json_carries_the_deciding_settings_not_the_files_text(host_env, i
     assert settings["jupyter_password_set"] is True
     codes = {f["code"] for f in out.json()["findings"]}
     assert "image-ssh-root-login" in codes and "image-jupyter-open" not in codes
+    assert _containers(images) == []
+
+
+def test_sshd_dropins_that_include_each_other_are_one_finding_not_a_hang(host_env, images):
+    out = run_cli("check", "--json", "--image", "cdtest/lab:loop", "--timeout", "20", env=host_env(H100_535, "535.104.05"), timeout=120)
+    assert out.exit_code in (0, 1), out.stderr
+    found = {f["code"]: f for f in out.json()["findings"]}
+    assert "image-sshd-config-refused" in found and "image-ssh-root-login" not in found
+    assert "00.conf -> 00.conf" in found["image-sshd-config-refused"]["detail"]
+    assert out.json()["target"]["image_facts"]["hygiene"]["settings"]["sshd_refused"]
     assert _containers(images) == []
