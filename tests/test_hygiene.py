@@ -156,3 +156,42 @@ def test_jupyter_fix_does_not_ask_for_the_loopback_port_the_run_line_has():
 
     assert "-p 127.0.0.1:8888:8888" in hint("docker run --gpus all -p 8888:8888 acme/lab:1")
     assert "127.0.0.1" not in hint("docker run --gpus all -p 127.0.0.1:8888:8888 acme/lab:1")
+
+
+# --- Include expansion is bounded the way sshd bounds it -------------------------------------
+
+
+def test_dropins_that_include_each_other_stop_sshd_and_are_read_once():
+    from cudadoctor.rules.hygiene import sshd_config
+
+    loop = "Include /etc/ssh/sshd_config.d/*.conf\nPasswordAuthentication yes\n"
+    hygiene = sshd(DEBIAN_MAIN, **{f"d{i}": loop for i in range(30)})
+    config = sshd_config(hygiene)
+    assert config.refused is not None and "Too many recursive configuration includes" in config.refused
+    assert "d0.conf -> d0.conf" in config.refused
+    assert sshd_problems(hygiene) == []  # sshd does not start with it: nothing takes passwords
+    assert _run(ImageHygiene(state="ok", user="app", files=hygiene.files)) == ["image-sshd-config-refused"]
+
+
+def test_includes_nested_past_sshds_depth_limit_are_refused_and_within_it_read():
+    from cudadoctor.rules.hygiene import MAX_INCLUDE_DEPTH, sshd_config
+
+    def chain(levels: int) -> ImageHygiene:
+        dropins = {f"c{i:02d}": f"Include /etc/ssh/sshd_config.d/c{i + 1:02d}.conf\n" for i in range(levels)}
+        dropins[f"c{levels:02d}"] = "PasswordAuthentication yes\n"
+        return sshd("Include /etc/ssh/sshd_config.d/c00.conf\n", **dropins)
+
+    deepest_read = chain(MAX_INCLUDE_DEPTH - 1)  # c00 at depth 1 ... c15 at depth 16
+    assert sshd_config(deepest_read).refused is None
+    assert sshd_problems(deepest_read) == ["PasswordAuthentication yes (/etc/ssh/sshd_config.d/c15.conf:1)"]
+    too_deep = chain(MAX_INCLUDE_DEPTH)  # c16 at depth 17
+    assert "limit of 16" in (sshd_config(too_deep).refused or "")
+
+
+def test_a_fan_out_without_a_loop_is_cut_at_the_bound():
+    from cudadoctor.rules.hygiene import MAX_INCLUDED_READS, sshd_config
+
+    includes = "Include /etc/ssh/sshd_config.d/*.conf\n" * 2000
+    hygiene = sshd(includes + "PasswordAuthentication no\n", **{f"leaf{i}": "X11Forwarding no\n" for i in range(256)})
+    config = sshd_config(hygiene)
+    assert config.refused is None and config.cut is not None and str(MAX_INCLUDED_READS) in config.cut

@@ -64,6 +64,25 @@ SAFE_FILES = {
     "sshd_config": b"PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin no\nMatch User app\n  X11Forwarding no\n",
     "jupyter_server_config.py": b"c.ServerApp.open_browser = False\n",
 }
+SECRET_TOKEN = "sekrit-token-4f2a9c"
+SECRET_HASH = "argon2:$argon2id$v=19$m=10240,t=10,p=8$c2VjcmV0c2FsdA$aGFzaGhhc2hoYXNo"
+SECRET_LAB = """FROM scratch
+COPY sshd_config /etc/ssh/sshd_config
+COPY jupyter_server_config.py /etc/jupyter/jupyter_server_config.py
+USER app
+CMD ["jupyter", "lab"]
+"""
+SECRET_FILES = {
+    "sshd_config": b"PasswordAuthentication yes\nPermitRootLogin no\n# a comment naming a secret: hunter2\n",
+    "jupyter_server_config.py": (f"c.ServerApp.token = '{SECRET_TOKEN}'\n"
+                                 f"c.PasswordIdentityProvider.hashed_password = '{SECRET_HASH}'\n").encode(),
+}
+LOOP_LAB = "FROM scratch\nCOPY sshd_config /etc/ssh/sshd_config\nCOPY d/ /etc/ssh/sshd_config.d/\nUSER app\n"
+LOOP_FILES = {
+    "sshd_config": b"Include /etc/ssh/sshd_config.d/*.conf\nPasswordAuthentication no\n",
+    # Thirty drop-ins that each include all thirty: 30**16 reads if expanded as written.
+    **{f"d/{i:02d}.conf": b"Include /etc/ssh/sshd_config.d/*.conf\nPasswordAuthentication yes\n" for i in range(30)},
+}
 H100_535 = {"driver": "535.104.05", "cuda": 12020, "nvml": "12.535.104.05", "count": 1,
             **nvml_stub.gpu_config(0, "NVIDIA H100 80GB HBM3", cc="9.0")}
 RTX4090_550 = {"driver": "550.54.14", "cuda": 12040, "nvml": "12.550.54.14", "count": 1,
@@ -75,6 +94,8 @@ def images(docker_host):
     docker_daemon.build_image_from(docker_host, f"{REPO}:25.10-py3", NGC_DOCKERFILE)
     docker_daemon.build_image_from(docker_host, "cdtest/lab:open", OPEN_LAB, OPEN_FILES)
     docker_daemon.build_image_from(docker_host, "cdtest/lab:safe", SAFE_LAB, SAFE_FILES)
+    docker_daemon.build_image_from(docker_host, "cdtest/lab:secret", SECRET_LAB, SECRET_FILES)
+    docker_daemon.build_image_from(docker_host, "cdtest/lab:loop", LOOP_LAB, LOOP_FILES)
     return docker_host
 
 
@@ -143,4 +164,32 @@ def test_a_clean_image_has_no_hygiene_findings(host_env, images):
     assert not {"image-runs-as-root", "image-jupyter-open", "image-ssh-root-login", "image-files-unread"} & set(codes)
     hygiene = data["target"]["image_facts"]["hygiene"]
     assert hygiene["user"] == "app" and "/home/app/.jupyter/jupyter_server_config.py" in {f["path"] for f in hygiene["files"]}
+    assert _containers(images) == []
+
+
+def test_check_json_carries_the_deciding_settings_not_the_files_text(host_env, images):
+    out = run_cli("check", "--json", "--image", "cdtest/lab:secret", env=host_env(H100_535, "535.104.05"))
+    assert out.exit_code in (0, 1), out.stderr
+    for secret in (SECRET_TOKEN, SECRET_HASH, "argon2id", "hunter2"):
+        assert secret not in out.stdout
+    hygiene = out.json()["target"]["image_facts"]["hygiene"]
+    assert all(f["text"] == "" and f["text_withheld"] for f in hygiene["files"])
+    settings = hygiene["settings"]
+    assert settings["sshd_password_authentication"] == "yes"
+    assert settings["sshd_password_authentication_at"] == "/etc/ssh/sshd_config:1"
+    assert settings["sshd_permit_root_login"] == "no"
+    assert settings["jupyter_token_set"] is True and settings["jupyter_token_empty"] is False
+    assert settings["jupyter_password_set"] is True
+    codes = {f["code"] for f in out.json()["findings"]}
+    assert "image-ssh-root-login" in codes and "image-jupyter-open" not in codes
+    assert _containers(images) == []
+
+
+def test_sshd_dropins_that_include_each_other_are_one_finding_not_a_hang(host_env, images):
+    out = run_cli("check", "--json", "--image", "cdtest/lab:loop", "--timeout", "20", env=host_env(H100_535, "535.104.05"), timeout=120)
+    assert out.exit_code in (0, 1), out.stderr
+    found = {f["code"]: f for f in out.json()["findings"]}
+    assert "image-sshd-config-refused" in found and "image-ssh-root-login" not in found
+    assert "00.conf -> 00.conf" in found["image-sshd-config-refused"]["detail"]
+    assert out.json()["target"]["image_facts"]["hygiene"]["settings"]["sshd_refused"]
     assert _containers(images) == []

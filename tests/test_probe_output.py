@@ -73,13 +73,51 @@ def test_special_targets_are_refused_without_blocking(tmp_path: Path, kind: str)
         assert_one_short_error(run_main(["probe", "--output", target, *extra]), kind)
 
 
-def test_a_symlink_is_followed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path, force: list[str]) -> None:
     real = tmp_path / "real.json"
     real.write_text(OLD)
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    assert run_main(["probe", "-o", str(link)]).exit_code == 0
-    assert link.is_symlink() and snapshot_ok(real) and real.read_text() != OLD
+    assert_one_short_error(run_main(["probe", "-o", str(link), *force]), "symlink")
+    assert link.is_symlink() and real.read_text() == OLD
+
+
+@pytest.mark.parametrize("swapped_in", ["symlink", "other file"])
+def test_a_target_swapped_during_the_probe_is_checked_again_at_the_rename(fake_nvml_env, tmp_path: Path, swapped_in: str) -> None:
+    """The guard runs before the probe and again where the file is replaced: a symlink (or a
+    file that is not a snapshot) put at the path while NVML was being read is not written through."""
+    import nvml_stub
+    from test_nothing_left_behind import children_of, wait_for
+
+    if nvml_stub.gcc_path() is None:
+        pytest.skip("gcc not found")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = tmp_path / "host.json"
+    target.write_text(OLD)  # a snapshot: the first check passes
+    env = fake_nvml_env({"count": 1, "hang.nvmlInit": 1})
+    proc = start_cli("probe", "--output", str(target), "--nvml-timeout", "3", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: children_of(proc.pid) != []), "the NVML child never started"
+        target.unlink()
+        if swapped_in == "symlink":
+            target.symlink_to(victim)
+        else:
+            target.write_text("not a snapshot\n")
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert victim.read_text() == "precious\n"
+    if swapped_in == "symlink":
+        assert target.is_symlink() and b"symlink" in err
+    else:
+        assert target.read_text() == "not a snapshot\n" and b"--force" in err
+    assert leftovers(tmp_path) == []
 
 
 def test_a_missing_directory_or_a_read_only_one(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any, BinaryIO, Mapping, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Optional
 
 from ..compat.table import CompatTable, TableError
 from ..model.facts import HostFacts
@@ -285,20 +285,49 @@ def load_snapshot(path: str) -> HostFacts:
     return decode_snapshot(read_user_file(path, "snapshot", SnapshotError), f"snapshot {shown_path(path)}")
 
 
+def snapshot_guard(path: str, force: bool) -> "Callable[[Optional[os.stat_result], int, str], None]":
+    """The check ``files.write_in_place_checked`` runs where it replaces ``path``: unless
+    ``force``, an existing file must be a cudadoctor snapshot (read through the directory, the
+    last component not followed, without blocking, bounded)."""
+    from ..model.snapshot import SNAPSHOT_KIND
+
+    shown = shown_path(path)
+
+    def guard(info: Optional[os.stat_result], dir_fd: int, name: str) -> None:
+        if force or info is None:
+            return
+        is_snapshot = False
+        try:
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
+            with os.fdopen(fd, "rb") as handle:
+                raw = handle.read(MAX_FILE_BYTES + 1)
+            if len(raw) <= MAX_FILE_BYTES:
+                data = json.loads(raw.decode("utf-8"))
+                is_snapshot = isinstance(data, dict) and data.get("kind") == SNAPSHOT_KIND
+        except (OSError, ValueError, RecursionError):
+            is_snapshot = False
+        if not is_snapshot:
+            raise OutputError(f"{shown} exists and is not a cudadoctor snapshot: give --force to replace it")
+
+    return guard
+
+
 def check_output_target(path: str, force: bool = False) -> None:
     """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
-    device or a directory always, and an existing file that is not a cudadoctor snapshot unless
-    ``force``."""
+    device, a directory or a symlink always, and an existing file that is not a cudadoctor
+    snapshot unless ``force`` (checked again where the file is replaced: snapshot_guard)."""
     from ..model.snapshot import SNAPSHOT_KIND
 
     shown = shown_path(path)
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except FileNotFoundError:
         return
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
         raise OutputError(f"cannot write {shown}: {reason}") from None
+    if stat.S_ISLNK(info.st_mode):  # never followed: what it points to may change before the write
+        raise OutputError(f"cannot write {shown}: it is a symlink (give the path of the file it points to)")
     if stat.S_ISDIR(info.st_mode):
         raise OutputError(f"cannot write {shown}: is a directory (give a file name)")
     if not stat.S_ISREG(info.st_mode):

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .errors import InputError
     from .group import cli, main
 
+
 def __getattr__(name: str) -> Any:
     # Nothing is imported with the package: the entry point imports cli.bundle before anything else.
     if name in ("cli", "main"):

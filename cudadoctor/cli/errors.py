@@ -35,6 +35,12 @@ def say_error(message: str) -> None:
         pass
 
 
+def say_warning(message: str) -> None:
+    """``cudadoctor: warning: <message>`` on stderr as one bounded line, every control character
+    escaped (a node name or a file name holding ESC, BEL or a newline cannot reach the terminal)."""
+    say_error(f"warning: {message}")
+
+
 def say(text: str, err: bool = False) -> None:
     """A line of plain output: printable (control characters escaped, see model/text.py) and
     written to the stream itself, so a stream that cannot encode it degrades to ASCII."""

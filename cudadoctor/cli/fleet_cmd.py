@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional
 
 import click
 
-from .errors import InputError
+from .errors import InputError, say_warning
 from .inputs import emit_json, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 from .options import families_options, non_empty, seconds_option, table_options, target_options
 
@@ -102,7 +102,7 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
         try:
             hosts.append(node_host(node, "kubernetes"))
         except SourceError as exc:
-            click.echo(f"cudadoctor: warning: {exc}", err=True)
+            say_warning(str(exc))
     return hosts
 
 
@@ -164,7 +164,7 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
     if options["live"]:
         hosts.extend(_kubernetes_hosts(options["context"], options["selector"], options["timeout"]))
     for problem in problems:
-        click.echo(f"cudadoctor: warning: {problem.error}", err=True)
+        say_warning(problem.error)
     if not hosts:
         raise InputError("no host could be read from the sources given" if problems else "the sources hold no host")
 

@@ -79,7 +79,13 @@ def cli(ctx: click.Context) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """Console-script entry: one-line errors, the documented exit codes, never a traceback."""
+    """Console-script entry: one-line errors, the documented exit codes, never a traceback.
+    Run as a process (no ``argv``), SIGINT, SIGTERM and SIGHUP kill the probe children and end
+    the command with 130, 143 or 129 after its clean-up (created containers removed)."""
+    if argv is None:
+        from ..probe.watchdog import exit_on_signals
+
+        exit_on_signals()
     prepare_streams()
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="cudadoctor", standalone_mode=False)

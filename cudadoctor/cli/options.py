@@ -15,10 +15,30 @@ def finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+class Seconds(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2
+    """A number of seconds as model/numbers.parse_seconds reads it: finite ASCII decimals within
+    [low, high] (no ``٣``, ``１``, ``1_0``, ``1e3``, ``inf``)."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        from ..model.numbers import NumberError, parse_seconds
+
+        if isinstance(value, (int, float)) and not isinstance(value, bool):  # the default
+            value = repr(float(value))
+        try:
+            return parse_seconds(value, "", low=self.low, high=self.high)
+        except NumberError as exc:
+            self.fail(str(exc).strip(), param, ctx)
+
+
 def seconds_option(name: str, low: float, high: float, default: float, help: str) -> Decorator:
     """A bound in seconds (--timeout, --nvml-timeout, ...): a finite number within [low, high]."""
     return click.option(
-        name, type=click.FloatRange(low, high), callback=finite, default=default, show_default=True, metavar="SECONDS", help=help
+        name, type=Seconds(low, high), callback=finite, default=default, show_default=True, metavar="SECONDS", help=help
     )
 
 

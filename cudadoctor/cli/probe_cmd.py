@@ -63,10 +63,11 @@ def probe(
     if prometheus:
         _write_metrics(prometheus, facts)
     if output:
-        from ..app.files import OutputError, write_atomically
+        from ..app.files import OutputError, write_in_place_checked
+        from ..app.loader import snapshot_guard
 
-        try:
-            write_atomically(output, json.dumps(data, indent=2) + "\n")
+        try:  # checked again where it is replaced: a file or symlink swapped in meanwhile is refused
+            write_in_place_checked(output, json.dumps(data, indent=2) + "\n", snapshot_guard(output, force))
         except OutputError as exc:
             raise InputError(str(exc)) from None
     if as_json or not (output or prometheus):

@@ -125,8 +125,16 @@ def arch_words(text: str) -> tuple[str, ...]:
     return words
 
 
+def _kind(value: object) -> str:
+    return {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else "an object"
+    )
+
+
 def parse_ngc_release(entry: dict[str, Any], sources: set[str]) -> NgcRelease:
     """One ``ngc_pytorch_releases`` entry, with the rules each fact and its evidence must meet."""
+    if not isinstance(entry, dict):
+        raise NgcError(f"ngc_pytorch_releases: an entry is {_kind(entry)}; each must be an object")
     release = entry.get("release")
     if not isinstance(release, str) or not _RELEASE_RE.match(release):
         raise NgcError(f"release {release!r} must be written YY.MM, such as 24.05")
@@ -138,13 +146,15 @@ def parse_ngc_release(entry: dict[str, Any], sources: set[str]) -> NgcRelease:
     if not isinstance(source, str) or source not in sources:
         raise NgcError(f"{where}: source {source!r} is not defined under 'sources'")
     own_sources = entry.get("sources", {})
-    if not isinstance(own_sources, dict) or not all(k in FACT_FIELDS and v in sources for k, v in own_sources.items()):
+    if not isinstance(own_sources, dict) or not all(
+        k in FACT_FIELDS and isinstance(v, str) and v in sources for k, v in own_sources.items()
+    ):
         raise NgcError(f"{where}: 'sources' must map facts ({', '.join(FACT_FIELDS)}) to keys defined under 'sources'")
     evidence = entry.get("evidence")
     if not isinstance(evidence, dict) or set(evidence) != set(FACT_FIELDS):
         raise NgcError(f"{where}: 'evidence' must give a level for each of {', '.join(FACT_FIELDS)}")
     for fact, level in evidence.items():
-        if level not in EVIDENCE_LEVELS:
+        if not isinstance(level, str) or level not in EVIDENCE_LEVELS:
             raise NgcError(f"{where}: evidence for {fact} is {level!r}; expected one of {', '.join(EVIDENCE_LEVELS)}")
         if entry.get(fact) is None and level != UNVERIFIED:
             raise NgcError(f"{where}: {fact} is null, so its evidence must be {UNVERIFIED!r}")
@@ -194,6 +204,15 @@ def parse_ngc_release(entry: dict[str, Any], sources: set[str]) -> NgcRelease:
     )
 
 
+def _description(entry: dict[str, Any], where: str) -> str:
+    value = entry.get("description", "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise NgcError(f"{where}: 'description' must be a string")
+    return value
+
+
 def parse_ngc_family(entry: dict[str, Any], sources: set[str]) -> NgcFamily:
     """An ``image_families`` entry of kind "ngc"."""
     name = entry.get("name")
@@ -215,7 +234,7 @@ def parse_ngc_family(entry: dict[str, Any], sources: set[str]) -> NgcFamily:
         repository=entry["repository"],
         tag_template=template,
         source=source,
-        description=str(entry.get("description", "")),
+        description=_description(entry, where),
     )
 
 

@@ -691,6 +691,17 @@ def _template_fields(template: str, where: str) -> list[str]:
     return used
 
 
+def _description(entry: dict[str, Any], where: str) -> str:
+    """A family's optional description: a string (a number or a list there is a mistake, and a
+    5000-digit integer cannot even be shown)."""
+    value = entry.get("description", "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TableError(f"{where}: 'description' must be a string")
+    return value
+
+
 def parse_family(
     entry: dict[str, Any], where: str, releases: dict[str, PytorchRelease], source: str
 ) -> ImageFamily:
@@ -734,7 +745,7 @@ def parse_family(
         tag_template=template,
         offers=tuple(offers),
         source=source,
-        description=str(entry.get("description", "")),
+        description=_description(entry, where),
     )
 
 

@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional
 
-from ..model.facts import NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts, SystemFacts
+from ..model.facts import MAX_DEVICE_COUNT, MAX_MIG_PER_GPU, NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts, SystemFacts
+from ..model.numbers import is_ascii_integer
+from ..model.text import quoted
 from ..model.versions import DriverVersion, VersionError
 
 PREFIX = "nvidia.com/"
@@ -64,7 +66,6 @@ GOARCH_OF_MACHINE = {machine: goarch for goarch, machine in MACHINE_OF_GOARCH.it
 # What a host built from labels does not know (the report says so; nothing is made up for them).
 LABEL_GAPS = ("gpu-brand", "gpu-health", "kernel-module", "environment", "docker", "torch")
 
-_INTEGER = re.compile(r"^\d{1,9}$")
 _PLATFORM_WORD = re.compile(r"^[a-z0-9_]{1,32}$")  # a GOOS or GOARCH value
 _MIG_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)", re.IGNORECASE)
 _MIG_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-([^/]+)\.count$")
@@ -84,9 +85,18 @@ def _integer(labels: Mapping[str, str], key: str) -> Optional[int]:
     value = labels.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not _INTEGER.match(value.strip()):
-        raise LabelError(f"label {key}={str(value)[:40]!r} is not a whole number")
+    if not isinstance(value, str) or not is_ascii_integer(value.strip(), 9):
+        raise LabelError(f"label {key}={quoted(str(value), 40)} is not a whole number")
     return int(value.strip())
+
+
+def _count(labels: Mapping[str, str], key: str, most: int) -> Optional[int]:
+    """A count label, refused above what one host can hold (NVML reports at most
+    MAX_DEVICE_COUNT GPUs): a node claiming a million GPUs is not judged GPU by GPU."""
+    count = _integer(labels, key)
+    if count is not None and count > most:
+        raise LabelError(f"label {key}={count} counts more than {most}, more than one host holds")
+    return count
 
 
 def _driver_text(labels: Mapping[str, str]) -> Optional[str]:
@@ -138,7 +148,9 @@ def _mig_devices(labels: Mapping[str, str], product: Optional[str], count: Optio
         if found:
             profile = found.group(1)
             memory = _integer(labels, f"nvidia.com/mig-{profile}.memory")
-            for _ in range(_integer(labels, key) or 0):
+            for _ in range(_count(labels, key, MAX_DEVICE_COUNT * MAX_MIG_PER_GPU) or 0):
+                if len(devices) >= MAX_DEVICE_COUNT * MAX_MIG_PER_GPU:
+                    raise LabelError(f"the nvidia.com/mig-*.count labels count more than {MAX_DEVICE_COUNT * MAX_MIG_PER_GPU} MIG devices")
                 devices.append(MigDeviceFacts(index=len(devices), name=profile, memory_total_bytes=memory * MIB if memory else None))
     return tuple(devices)
 
@@ -150,7 +162,8 @@ def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts,
     if major is not None and not 1 <= major <= 99:
         raise LabelError(f"label {CC_MAJOR}={major} is not a compute capability major version")
     cc = f"{major}.{minor}" if major is not None else None
-    count = _integer(labels, COUNT)
+    single = bool(_MIG_PRODUCT.search(labels.get(PRODUCT) or ""))
+    count = _count(labels, COUNT, MAX_DEVICE_COUNT * MAX_MIG_PER_GPU if single else MAX_DEVICE_COUNT)
     product = labels.get(PRODUCT)
     if product is not None and len(product) > 200:
         raise LabelError(f"label {PRODUCT} is longer than a product name")

@@ -11,7 +11,8 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
 from ..model.facts import HostFacts
 from ..model.record import record, replace
-from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, snapshot_from_dict
+from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, json_value_problem, snapshot_from_dict
+from ..model.text import quoted
 from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
 
@@ -121,7 +122,7 @@ def node_host(node: Any, where: str) -> FleetHost:
     try:
         facts = _facts_of(labels, *_node_platform(node))
     except LabelError as exc:
-        raise SourceError(f"{where}: node {name[:80]}: {exc}") from None
+        raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
     return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
 
 
@@ -231,6 +232,8 @@ def decode_source(text: str, where: str) -> Any:
         raise SourceError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise SourceError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # an integer over CPython's 4300-digit limit
+        raise SourceError(f"{where}: {json_value_problem(exc)}") from None
 
 
 # --- reading a document as it streams in -----------------------------------------------------

@@ -14,6 +14,13 @@ from .record import field, record
 from .topology import FabricFacts, GpuPeerFacts, InterconnectFacts
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
+# More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the
+# largest NVLink systems hold 16 to 32 GPUs per operating system. The NVML probe refuses a larger
+# device count, and the fleet a node label claiming more.
+MAX_DEVICE_COUNT = 64
+# MIG devices one GPU can be split into (NVIDIA's largest GPUs: seven 1g slices).
+MAX_MIG_PER_GPU = 7
+
 NVML_OK = "ok"
 NVML_LIBRARY_MISSING = "library-missing"
 NVML_DRIVER_NOT_LOADED = "driver-not-loaded"

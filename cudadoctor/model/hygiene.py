@@ -17,11 +17,36 @@ JUPYTER_CONFIG_DIRS = ("/etc/jupyter", "/usr/local/etc/jupyter", "/usr/etc/jupyt
 
 @record
 class ImageFile:
-    """One file read from the image: its path and its text (cut at the probe's limit)."""
+    """One file read from the image: its path and its text (cut at the probe's limit). In JSON
+    reports the text is withheld ("" and text_withheld true): it can hold tokens and password
+    hashes; the settings that decide a finding are in ImageHygiene.settings."""
 
     path: str
     text: str
     truncated: bool = False
+    text_withheld: bool = False
+
+
+@record
+class HygieneSettings:
+    """The settings the hygiene findings are decided on, as JSON reports carry them (never a
+    token's or a password hash's value): sshd's effective values and where each was set, and
+    whether Jupyter's token and password are set."""
+
+    sshd_present: bool = False
+    sshd_password_authentication: Optional[str] = None  # "yes" / "no"
+    sshd_password_authentication_at: Optional[str] = None  # "/etc/ssh/sshd_config:12" or "sshd's default"
+    sshd_permit_root_login: Optional[str] = None
+    sshd_permit_root_login_at: Optional[str] = None
+    sshd_use_pam: Optional[str] = None
+    sshd_kbd_interactive_authentication: Optional[str] = None
+    sshd_refused: Optional[str] = None  # why sshd would not start with this configuration
+    jupyter_started: bool = False
+    jupyter_token_set: bool = False  # False: Jupyter generates a token at start
+    jupyter_token_empty: bool = False  # set to "": no token at all
+    jupyter_token_at: Optional[str] = None
+    jupyter_password_set: bool = False
+    jupyter_ip: Optional[str] = None
 
 
 @record
@@ -36,6 +61,7 @@ class ImageHygiene:
     exposed_ports: tuple[str, ...] = ()  # "8888/tcp"
     files: tuple[ImageFile, ...] = ()
     missing: tuple[str, ...] = ()  # paths asked for that the image does not have
+    settings: Optional[HygieneSettings] = None  # set in JSON reports only (report/payload.py)
 
     def file(self, path: str) -> Optional[ImageFile]:
         for item in self.files:

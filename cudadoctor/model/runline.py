@@ -15,7 +15,9 @@ import re
 import shlex
 from typing import Optional
 
+from .numbers import NumberError, parse_decimal, parse_int
 from .record import record
+from .text import quoted
 
 
 class RunLineError(ValueError):
@@ -56,7 +58,9 @@ _GLOBAL_BOOL = {"debug": "D", "tls": None, "tlsverify": None}
 
 _SHORT_VALUE = {s: long for long, s in VALUE_FLAGS.items() if s}
 _SHORT_BOOL = {s: long for long, s in BOOL_FLAGS.items() if s}
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?) ?([kKmMgGtTpP])?[iI]?[bB]?$")
+_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?) ?([kKmMgGtTpP])?[iI]?[bB]?\Z", re.ASCII)
+# Docker stores sizes as int64 bytes: anything larger is not a size it reads.
+_MAX_SIZE = 2**63 - 1
 
 
 @record
@@ -170,7 +174,14 @@ def parse_size(text: str) -> int:
     if not found:
         raise RunLineError(f"--shm-size {text!r} is not a size Docker reads (such as 64m, 1g or 8gb)")
     power = " kmgtp".index((found.group(2) or " ").lower())
-    return int(float(found.group(1)) * 1024**power)
+    try:
+        value = parse_decimal(found.group(1), "--shm-size")
+    except NumberError as exc:
+        raise RunLineError(str(exc)) from None
+    size = value * 1024**power
+    if not size <= _MAX_SIZE:
+        raise RunLineError(f"--shm-size {quoted(text)} is larger than Docker reads (at most 8 EiB)")
+    return int(size)
 
 
 def parse_port(text: str) -> Port:
@@ -192,10 +203,14 @@ def parse_port(text: str) -> Port:
         elif len(parts) > 3:
             raise RunLineError(f"-p {text!r}: expected [ip:][hostPort:]containerPort[/protocol]")
     host_port, container = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
-    found = re.match(r"^(\d+)(?:-(\d+))?$", container)
+    found = re.match(r"^([0-9]+)(?:-([0-9]+))?\Z", container, re.ASCII)
     if not found:
-        raise RunLineError(f"-p {text!r}: the container port {container!r} is not a port or range")
-    first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+        raise RunLineError(f"-p {quoted(text)}: the container port {quoted(container)} is not a port or range")
+    try:
+        first = parse_int(found.group(1), "the container port", max_digits=5, maximum=65535)
+        last = parse_int(found.group(2) or found.group(1), "the container port", max_digits=5, maximum=65535)
+    except NumberError as exc:
+        raise RunLineError(f"-p {quoted(text)}: {exc}; ports run from 1 to 65535") from None
     if not 0 < first <= last <= 65535:
         raise RunLineError(f"-p {text!r}: ports run from 1 to 65535")
     return Port(text=text, host_ip=host_ip, host_port=host_port, container_ports=tuple(range(first, last + 1)), proto=proto or "tcp")
@@ -219,9 +234,13 @@ def parse_gpus(text: str) -> GpuRequest:
         seen.add(key if eq else "count")
         if not eq or key == "count":
             word = value if eq else key
-            if word != "all" and not word.isdigit():
-                raise RunLineError(f"--gpus {text!r}: the count must be \"all\" or a number")
-            count = -1 if word == "all" else int(word)
+            if word == "all":
+                count = -1
+            else:
+                try:
+                    count = parse_int(word, "the count", max_digits=9)
+                except NumberError:
+                    raise RunLineError(f"--gpus {quoted(text)}: the count must be \"all\" or a number in ASCII digits") from None
         elif key == "device":
             devices = tuple(v for v in value.split(",") if v)
         elif key not in ("driver", "capabilities", "options"):

@@ -11,14 +11,16 @@ state with the error's own text; nothing here raises.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import secrets
 import shutil
 import socket
 import threading
 import time
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from ..model.facts import DockerFacts
 from ..model.record import replace
@@ -81,6 +83,103 @@ def run_bounded(fn: Callable[[], T], seconds: float, tick: Optional[Callable[[fl
         raise box["error"]
     value: T = box["value"]
     return value
+
+
+# Removing a container made to read an image gets its own bound: the command's deadline may be
+# spent already (that is often why it is being removed), and a container must not be left behind.
+REMOVE_TIMEOUT_S = 15.0
+# A create still in flight at the deadline (a daemon copying a large image's files into the new
+# container's layer, as the vfs storage driver does, or one that never answers) is not waited
+# for: a detached process removes the container by its name once the daemon has made it,
+# trying for at most this long, and ends.
+CREATE_WAIT_S = 90.0
+# What that process runs: argv[1] the daemon's address, argv[2] the container's name, argv[3]
+# the seconds to keep trying. It stops early when the daemon cannot be reached at all.
+_REAPER = """
+import sys, time
+import docker, docker.errors
+host, name, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+while time.monotonic() < until:
+    try:
+        client = docker.DockerClient(base_url=host, timeout=30)
+        try:
+            client.api.remove_container(name, force=True, v=True)
+            break
+        finally:
+            client.close()
+    except docker.errors.NotFound:
+        time.sleep(0.5)
+    except docker.errors.APIError:
+        time.sleep(0.5)
+    except Exception:
+        break
+"""
+
+
+@contextlib.contextmanager
+def created_container(client: Any, reference: str, label: str, timeout: float) -> Iterator[str]:
+    """A container made from the image (never started, no network) for the archive calls; removed
+    on every way out: an error, a deadline, a signal's SystemExit. It is named before it is
+    created, so one whose creation outlived ``timeout`` (the daemon may still make it after we
+    stop waiting) is removed by its name by a detached process once made (remove_later)."""
+    word = label.rsplit(".", 1)[-1]
+    name = f"cudadoctor-{word}-{os.getpid()}-{secrets.token_hex(6)}"
+    done = threading.Event()
+    # The SDK's socket timeout (the command's --timeout, as small as 0.1 s) would give up on a
+    # create or a removal the daemon still carries out: every call here is bounded by
+    # run_bounded instead, so the socket may wait as long as a removal may take.
+    api = client.api
+    previous = getattr(api, "timeout", None)
+    try:
+        api.timeout = max(float(previous or 0), REMOVE_TIMEOUT_S + 5)
+    except (AttributeError, TypeError, ValueError):
+        pass
+
+    def create() -> Any:
+        try:
+            return client.api.create_container(
+                image=reference, entrypoint=[], command=[f"/cudadoctor-{word}-never-started"],
+                network_disabled=True, labels={label: "1"}, name=name,
+            )
+        finally:
+            done.set()
+
+    try:
+        answer = run_bounded(create, timeout)
+        yield str(answer["Id"]) if isinstance(answer, dict) and answer.get("Id") else name
+    finally:
+        if done.is_set():
+            remove_container(client, name)
+        else:  # the daemon may still make it after this command has ended: remove it then
+            remove_later(name)
+        try:
+            api.timeout = previous  # the command's other calls keep the caller's socket timeout
+        except AttributeError:
+            pass
+
+
+def remove_later(name: str) -> None:
+    """Start a detached process that removes the container ``name`` once the daemon has created
+    it (trying for at most CREATE_WAIT_S seconds), so that this command need not wait for it."""
+    import subprocess
+    import sys
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-c", _REAPER, docker_endpoint(), name, str(CREATE_WAIT_S)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+    except OSError:  # no process can be started: the label still names the container
+        pass
+
+
+def remove_container(client: Any, container: str) -> None:
+    """Remove a container this process created (by id or name), bounded; an absent one is fine."""
+    try:
+        run_bounded(lambda: client.api.remove_container(container, force=True, v=True), REMOVE_TIMEOUT_S)
+    except Exception:  # absent (never created), or the daemon is gone: nothing else to do from here
+        pass
 
 
 def docker_endpoint(environ: Optional[dict[str, str]] = None) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..about import __version__
 from ..model.facts import NVML_NOT_PROBED, DriverFacts, GpuFacts, HostFacts
-from .libcuda import probe_libcuda
+from .libcuda import DEFAULT_LIBCUDA_TIMEOUT_S, probe_libcuda_watched
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
 
@@ -35,7 +35,8 @@ def probe_host(
 
         # NVML initialises in its child while the rest is read here.
         nvml = NvmlWatch.start() if nvml_timeout is None else NvmlWatch.start(nvml_timeout)
-    system = probe_system(libcuda=probe_libcuda())
+    # libcuda under the same watchdog as NVML (a cuDriverGetVersion that hangs or crashes is reported)
+    system = probe_system(libcuda=probe_libcuda_watched(nvml_timeout if nvml_timeout is not None else DEFAULT_LIBCUDA_TIMEOUT_S))
     torch = probe_torch_metadata()
     if with_nvml and nvml is not None:
         driver, gpus = nvml.result()

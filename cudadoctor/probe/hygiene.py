@@ -7,17 +7,17 @@ container (never started, no network), copy the files out with the Engine's arch
 from __future__ import annotations
 
 import io
+import itertools
 import tarfile
+import time
 from typing import Any, Iterable, Optional
 
 from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, ImageFile, ImageHygiene, jupyter_dirs_for
-from .docker import DeadlineExceeded, error_text, run_bounded
+from .docker import DeadlineExceeded, created_container, error_text, run_bounded
 
 FILE_LIMIT = 64 * 1024  # bytes kept of one file
+MAX_FILES = 256  # files kept of all the paths read (sshd reads every drop-in; no real image has more)
 ARCHIVE_LIMIT = 4 * 1024 * 1024  # bytes read of one archive answer (a directory with large files stops there)
-# The command the created container is given: it is never started, but the Engine wants one when
-# the image has neither CMD nor ENTRYPOINT (a FROM scratch image).
-_PLACEHOLDER = ["/cudadoctor-hygiene-never-started"]
 
 
 def read_hygiene(client: Any, reference: str, timeout: float = 5.0) -> ImageHygiene:
@@ -37,27 +37,17 @@ def read_hygiene(client: Any, reference: str, timeout: float = 5.0) -> ImageHygi
         cmd=_words(config.get("Cmd")),
         exposed_ports=tuple(sorted(str(p) for p in (config.get("ExposedPorts") or {}))),
     )
-    container: Optional[str] = None
+    end = time.monotonic() + timeout * 2 + 1  # every archive call together
     try:
-        created = run_bounded(
-            lambda: client.api.create_container(
-                image=reference,
-                entrypoint=[],
-                command=_PLACEHOLDER,
-                network_disabled=True,
-                labels={"cudadoctor.hygiene": "1"},
-            ),
-            timeout * 2 + 1,
-        )
-        container = str(created["Id"])
-        files: list[ImageFile] = []
-        missing: list[str] = []
-        for path in (SSHD_CONFIG, SSHD_DROPINS) + jupyter_dirs_for(user):
-            found = _copy_out(client, container, path, timeout)
-            if found is None:
-                missing.append(path)
-            else:
-                files += found
+        with created_container(client, reference, "cudadoctor.hygiene", timeout) as container:
+            files: list[ImageFile] = []
+            missing: list[str] = []
+            for path in (SSHD_CONFIG, SSHD_DROPINS) + jupyter_dirs_for(user):
+                found = _copy_out(client, container, path, max(end - time.monotonic(), 0.0))
+                if found is None:
+                    missing.append(path)
+                else:
+                    files += found[: max(MAX_FILES - len(files), 0)]
         return ImageHygiene(
             state="ok", user=base.user, entrypoint=base.entrypoint, cmd=base.cmd, exposed_ports=base.exposed_ports,
             files=tuple(files), missing=tuple(missing),
@@ -66,9 +56,6 @@ def read_hygiene(client: Any, reference: str, timeout: float = 5.0) -> ImageHygi
         return _failed(base, f"the Docker daemon did not answer within {timeout:g} s while reading the image's files")
     except Exception as exc:
         return _failed(base, error_text(exc))
-    finally:
-        if container is not None:
-            _remove(client, container, timeout)
 
 
 def _failed(base: ImageHygiene, why: str) -> ImageHygiene:
@@ -77,14 +64,7 @@ def _failed(base: ImageHygiene, why: str) -> ImageHygiene:
     )
 
 
-def _remove(client: Any, container: str, timeout: float) -> None:
-    try:
-        run_bounded(lambda: client.api.remove_container(container, force=True, v=True), timeout * 2 + 1)
-    except Exception:  # the label names it; nothing else to do from here
-        pass
-
-
-def _copy_out(client: Any, container: str, path: str, timeout: float) -> Optional[list[ImageFile]]:
+def _copy_out(client: Any, container: str, path: str, seconds: float) -> Optional[list[ImageFile]]:
     """The regular files at ``path`` (a file, or a directory's files), or None when it is absent."""
     import docker.errors as errors
 
@@ -98,10 +78,10 @@ def _copy_out(client: Any, container: str, path: str, timeout: float) -> Optiona
         return buffer.getvalue()
 
     try:
-        raw = run_bounded(fetch, timeout * 2 + 1)
+        raw = run_bounded(fetch, seconds)
     except errors.NotFound:
         return None
-    return list(_tar_files(raw, path))
+    return list(itertools.islice(_tar_files(raw, path), MAX_FILES))
 
 
 def _tar_files(raw: bytes, path: str) -> Iterable[ImageFile]:

@@ -13,19 +13,19 @@ import contextlib
 import io
 import os
 import tarfile
+import time
 from typing import Any, Iterator, Optional
 
 from ..binaries.errors import BinaryFormatError
 from ..binaries.scan import IMAGE, ScannedFile, ScanSource
 from ..binaries.stream import read_forward
 from .binaries import MAX_METADATA, MAX_RECORD, SHARED_OBJECT, ScanInputError, name_and_version, record_lines
-from .docker import DeadlineExceeded, error_text, run_bounded
+from .docker import DeadlineExceeded, created_container, error_text, run_bounded
 
 # Where the Python packages of the usual images live: python:* (/usr/local/lib/python3.X/site-packages),
 # NGC (/usr/local/lib/python3.X/dist-packages), Debian/Ubuntu (/usr/lib/python3/dist-packages),
 # pytorch/pytorch and conda (/opt/conda/lib/python3.X/site-packages), and a venv at /opt/venv.
 ROOTS = ("/usr/local/lib", "/usr/lib/python3", "/opt/conda/lib", "/opt/venv/lib")
-_PLACEHOLDER = ["/cudadoctor-scan-never-started"]
 
 
 class _Chunks(io.RawIOBase):
@@ -61,40 +61,49 @@ TORCH_LIB_DIRS = ("/usr/lib/python3/dist-packages/torch/lib",) + tuple(
 
 @contextlib.contextmanager
 def _created(client: Any, reference: str, timeout: float) -> Iterator[str]:
-    """A container made from the image (never started, no network) for the archive calls, removed afterwards."""
+    """A container made from the image (never started, no network) for the archive calls, removed
+    on every way out (probe.docker.created_container)."""
     try:
         run_bounded(lambda: client.api.inspect_image(reference), timeout * 2 + 1)
     except DeadlineExceeded:
         raise ScanInputError(f"--image {reference}: the Docker daemon did not answer within {timeout:g} s") from None
     except Exception as exc:
         raise ScanInputError(f"--image {reference}: {error_text(exc)} (pull it first: docker pull {reference})") from None
+    entered = False
     try:
-        created = run_bounded(
-            lambda: client.api.create_container(
-                image=reference, entrypoint=[], command=_PLACEHOLDER, network_disabled=True, labels={"cudadoctor.scan": "1"}
-            ),
-            timeout * 2 + 1,
-        )
+        with created_container(client, reference, "cudadoctor.scan", timeout) as container:
+            entered = True
+            yield container
+    except DeadlineExceeded:
+        if entered:
+            raise
+        raise ScanInputError(f"--image {reference}: the Docker daemon did not create a container to read it from within {timeout:g} s") from None
     except Exception as exc:
+        if entered:
+            raise
         raise ScanInputError(f"--image {reference}: cannot create a container to read it from ({error_text(exc)})") from None
-    container = str(created["Id"])
-    try:
-        yield container
-    finally:
-        try:
-            run_bounded(lambda: client.api.remove_container(container, force=True, v=True), timeout * 2 + 1)
-        except Exception:  # the label names it; nothing else to do from here
-            pass
 
 
-def _read_roots(client: Any, reference: str, timeout: float, roots: tuple[str, ...]) -> list[ScannedFile]:
+def _read_roots(
+    client: Any, reference: str, timeout: float, roots: tuple[str, ...], whole: Optional[float] = None
+) -> list[ScannedFile]:
+    """The shared objects under ``roots``; each archive call bounded by ``timeout`` (twice, plus a
+    second), and all of them together by ``whole`` seconds when given (a command's deadline)."""
     files: list[tuple[str, ScannedFile]] = []
     records: dict[str, list[str]] = {}  # dist-info directory (image path) -> RECORD paths
     metadata: dict[str, tuple[Optional[str], Optional[str]]] = {}
+    end = time.monotonic() + whole if whole is not None else None
     with _created(client, reference, timeout) as container:
         for root in roots:
-            _stream_root(client, container, root, files, records, metadata)
-    return list(_owned(files, records, metadata))
+            bound = timeout * 2 + 1 if end is None else min(timeout * 2 + 1, end - time.monotonic())
+            def stream(at: str = root) -> None:
+                _stream_root(client, container, at, files, records, metadata)
+
+            try:
+                run_bounded(stream, max(bound, 0.0))
+            except DeadlineExceeded:
+                raise ScanInputError(f"reading {root} out of {reference} did not finish within {timeout:g} s") from None
+    return list(_owned(list(files), records, metadata))
 
 
 def scan_image(reference: str, timeout: float) -> ScanSource:
@@ -120,7 +129,7 @@ def torch_arch_in_image(client: Any, reference: str, timeout: float) -> tuple[Op
     from .torch_probe import TORCH_CUDA_LIBRARIES
 
     try:
-        files = _read_roots(client, reference, timeout, TORCH_LIB_DIRS)
+        files = _read_roots(client, reference, timeout, TORCH_LIB_DIRS, whole=timeout)
     except ScanInputError as exc:
         return None, str(exc)
     libraries = [f for f in files if os.path.basename(f.path) in TORCH_CUDA_LIBRARIES]

@@ -63,3 +63,34 @@ def probe_libcuda(library: str = LIBRARY) -> LibcudaFacts:
     value = version.value
     text = str(CudaVersion.from_nvml(value)) if value > 0 else None
     return LibcudaFacts(loadable=True, path=path, driver_version=text)
+
+
+DEFAULT_LIBCUDA_TIMEOUT_S = 10.0
+_FIELDS = ("loadable", "path", "driver_version", "error", "error_code")
+
+
+def probe_libcuda_watched(timeout: float = DEFAULT_LIBCUDA_TIMEOUT_S, library: str = LIBRARY) -> LibcudaFacts:
+    """probe_libcuda in a forked child under the watchdog (probe/watchdog.py), bounded by
+    ``timeout`` seconds: a libcuda whose cuDriverGetVersion never returns, or that crashes when
+    loaded, is reported in ``error`` instead of hanging or killing the command."""
+    from .watchdog import CRASHED, HUNG, OK, WatchedChild
+
+    def work() -> dict[str, object]:
+        facts = probe_libcuda(library)
+        return {name: getattr(facts, name) for name in _FIELDS}
+
+    child = WatchedChild.start(work, timeout)
+    if child is None:  # no child can be forked: in this process, as before the watchdog
+        return probe_libcuda(library)
+    state, value = child.answer()
+    if state == HUNG:
+        return LibcudaFacts(error=f"loading {library} or calling cuDriverGetVersion did not return within {timeout:g} s (the probe was stopped)")
+    if state == CRASHED:
+        return LibcudaFacts(error=f"the libcuda probe was killed by {value} inside {library}")
+    if state == OK and isinstance(value, dict):
+        kept = {name: value.get(name) for name in _FIELDS}
+        if isinstance(kept["loadable"], (bool, type(None))) and isinstance(kept["error_code"], (int, type(None))) and all(
+            isinstance(kept[name], (str, type(None))) for name in ("path", "driver_version", "error")
+        ):
+            return LibcudaFacts(**kept)
+    return LibcudaFacts(error="the libcuda probe ended without an answer")

@@ -13,14 +13,10 @@ the rest of the probes still run.
 
 from __future__ import annotations
 
-import marshal
-import os
-import select
-import signal
-import time
 from typing import Any, Callable, Optional, Union
 
 from ..model.facts import (
+    MAX_DEVICE_COUNT,
     NVML_BAD_DEVICE_COUNT,
     NVML_CRASHED,
     NVML_HUNG,
@@ -38,12 +34,9 @@ from ..model.record import fields, is_record, replace
 from ..model.topology import FabricFacts, GpuPeerFacts
 from ..model.versions import CudaVersion
 from .topology import attach_topology
+from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, WatchedChild
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
-# More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the
-# largest NVLink systems hold 16 to 32 GPUs per operating system.
-MAX_DEVICE_COUNT = 64
-_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {
@@ -279,66 +272,41 @@ def probe_nvml_watched(timeout: float = DEFAULT_NVML_TIMEOUT_S) -> Probed:
 
 
 class NvmlWatch:
-    """A probe_nvml running in a forked child. ``start`` returns at once, so the caller can run
-    the other probes while NVML initialises; ``result`` waits for the child's answer until the
-    deadline, then kills it."""
+    """A probe_nvml running in a forked child (probe/watchdog.py: it dies with this process).
+    ``start`` returns at once, so the caller can run the other probes while NVML initialises;
+    ``result`` waits for the child's answer until the deadline, then kills it."""
 
-    def __init__(self, pid: int, read_end: int, timeout: float, deadline: float) -> None:
-        self.pid, self.read_end, self.timeout, self.deadline = pid, read_end, timeout, deadline
+    def __init__(self, child: WatchedChild) -> None:
+        self.child = child
+        self.pid, self.timeout = child.pid, child.timeout
 
     @classmethod
     def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S) -> "NvmlWatch | InProcess":
         """Fork the child and return at once (``InProcess`` where no child can be forked)."""
-        if not hasattr(os, "fork"):
-            return InProcess()
-        read_end, write_end = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:  # no memory or process slots for a child: probe in-process
-            os.close(read_end)
-            os.close(write_end)
-            return InProcess()
-        if pid == 0:  # the child: probe, answer, and leave without running the parent's clean-up
-            status = 1
-            try:
-                os.close(read_end)
-                _detach_stdio()
-                driver, gpus = probe_nvml()
-                _write_all(write_end, marshal.dumps(_plain((driver, gpus))))
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        return cls(pid, read_end, timeout, time.monotonic() + timeout)
+        child = WatchedChild.start(lambda: _plain(probe_nvml()), timeout)
+        return cls(child) if child is not None else InProcess()
 
     def cancel(self) -> None:
         """Stop the child: its answer is not wanted (the command failed before it was read)."""
-        if self.read_end >= 0:
-            os.close(self.read_end)
-            self.read_end = -1
-            _kill(self.pid)
+        self.child.cancel()
 
     def result(self) -> Probed:
-        try:
-            reply, finished = _read_until(self.read_end, self.deadline)
-        finally:
-            os.close(self.read_end)
-            self.read_end = -1
-        if not finished:
-            _kill(self.pid)
+        state, value = self.child.answer()
+        if state == HUNG:
             text = f"an NVML call did not return within {self.timeout:g} s (the probe was stopped)"
             return _watchdog_facts(NVML_HUNG, text), ()
-        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
-        if code is not None and code < 0:
-            text = f"the NVML probe was killed by {_signal_name(-code)} inside the NVIDIA library"
+        if state == CRASHED:
+            text = f"the NVML probe was killed by {value} inside the NVIDIA library"
             return _watchdog_facts(NVML_CRASHED, text), ()
         try:
-            driver, gpus = _rebuild(marshal.loads(reply))
+            if state != OK:
+                raise ValueError("no answer")
+            driver, gpus = _rebuild(value)
             if isinstance(driver, DriverFacts) and isinstance(gpus, tuple) and all(isinstance(g, GpuFacts) for g in gpus):
                 return driver, gpus
             raise ValueError("not the facts")
         except Exception:  # a truncated or garbled answer
-            reason = f"exit status {code}" if code else "no answer"
+            reason = f"exit status {value}" if state == NO_ANSWER and value else "no answer"
             return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
 
 
@@ -380,80 +348,3 @@ NvmlProbe = Union[NvmlWatch, InProcess]
 
 def _watchdog_facts(state: str, text: str) -> DriverFacts:
     return DriverFacts(nvml_state=state, nvml_error=text)
-
-
-def _detach_stdio() -> None:
-    """The child's stdin, stdout and stderr become /dev/null: a child stuck in the driver (which
-    even SIGKILL cannot end until the call returns) must not hold the command's pipes open, or
-    `cudadoctor check | cat` would wait for it after cudadoctor has finished."""
-    try:
-        null = os.open(os.devnull, os.O_RDWR)
-    except OSError:
-        return
-    for fd in (0, 1, 2):
-        try:
-            os.dup2(null, fd)
-        except OSError:
-            pass
-    if null > 2:
-        os.close(null)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
-    """What the child wrote up to end of file, and whether it got there before ``deadline``."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return b"", False
-        try:
-            ready, _, _ = select.select([fd], [], [], remaining)
-        except InterruptedError:
-            continue
-        if not ready:
-            return b"", False
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks), True
-        size += len(chunk)
-        if size > _MAX_REPLY_BYTES:
-            return b"", True
-        chunks.append(chunk)
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    # A child stuck in the kernel (an uninterruptible driver call) dies only when the call returns:
-    # wait briefly, then leave it to be reaped by init when this process exits.
-    _reap(pid, time.monotonic() + 0.5)
-
-
-def _reap(pid: int, deadline: float) -> Optional[int]:
-    """The child's exit status (negative: the signal that killed it), or None if it is still running."""
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return None
-        if done:
-            return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.0002)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"

@@ -94,6 +94,18 @@ def table_payload(table: CompatTable) -> dict[str, Any]:
     return {"path": table.path, "updated": table.updated, "schema": table.schema, "overlay": overlay}
 
 
+def _without_file_texts(target: Any) -> Any:
+    """The target with its image's files stripped of their text (tokens, password hashes): the
+    settings that decide the hygiene findings are carried instead (rules.hygiene.withheld)."""
+    image = target.image_facts
+    if image is None or image.hygiene is None:
+        return target
+    from ..model.record import replace
+    from ..rules.hygiene import withheld
+
+    return replace(target, image_facts=replace(image, hygiene=withheld(image.hygiene)))
+
+
 def check_payload(result: CheckResult, table: CompatTable, answer: Optional[Answer] = None) -> dict[str, Any]:
     if answer is None:
         from ..doctor.answer import decide
@@ -104,7 +116,7 @@ def check_payload(result: CheckResult, table: CompatTable, answer: Optional[Answ
         "verdict": result.verdict,
         "answer": answer_payload(answer),
         "host": to_jsonable(result.facts),
-        "target": to_jsonable(result.target) if result.target else None,
+        "target": to_jsonable(_without_file_texts(result.target)) if result.target else None,
         "findings": [finding_payload(f) for f in result.findings],
         "recommendation": recommendation_payload(result.recommendation),
         "no_recommendation": no_recommendation_payload(result.recommendation),

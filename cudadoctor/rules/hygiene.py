@@ -15,7 +15,7 @@ import shlex
 from typing import Optional, Sequence
 
 from ..model.findings import INFO, WARN, Finding
-from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, ImageFile, ImageHygiene
+from ..model.hygiene import SSHD_CONFIG, SSHD_DROPINS, HygieneSettings, ImageFile, ImageHygiene
 from ..model.record import record
 from ..model.target import Target
 from .context import CheckContext
@@ -48,42 +48,101 @@ class SshdValue:
     match: Optional[str] = None  # the Match criteria the line is under; None: global
 
 
+# sshd's own bound (servconf.c SERVCONF_MAX_DEPTH): a file included deeper than 16 levels stops
+# sshd with "Too many recursive configuration includes", so an Include cycle never starts it.
+MAX_INCLUDE_DEPTH = 16
+# Files read through Include altogether, and lines read altogether: drop-ins that include each
+# other's globs multiply at every level (N files, 16 levels: N**16 reads); no working
+# configuration comes near either bound.
+MAX_INCLUDED_READS = 512
+MAX_LINES_READ = 100_000
+
+
+@record
+class SshdConfig:
+    """The keyword lines in the order sshd reads them, and why sshd would refuse this
+    configuration (None: it would start) or where the reading stopped (``cut``)."""
+
+    lines: tuple[SshdValue, ...]
+    refused: Optional[str] = None
+    cut: Optional[str] = None
+
+
 def sshd_lines(hygiene: ImageHygiene) -> list[SshdValue]:
     """Every keyword line of the image's sshd configuration in the order sshd reads it."""
+    return list(sshd_config(hygiene).lines)
+
+
+def sshd_config(hygiene: ImageHygiene) -> SshdConfig:
+    """The image's sshd configuration read as sshd reads it, Includes expanded within sshd's
+    depth bound and a bound on the files read."""
     main = hygiene.file(SSHD_CONFIG)
     if main is None:
-        return []
-    dropins = {f.path: f for f in hygiene.under(SSHD_DROPINS)}
-    out: list[SshdValue] = []
-    _read_sshd(main, dropins, None, out, depth=0)
-    return out
+        return SshdConfig(lines=())
+    reader = _SshdReader({f.path: f for f in hygiene.under(SSHD_DROPINS)})
+    reader.read(main, None, (main.path,))
+    return SshdConfig(lines=tuple(reader.out), refused=reader.refused, cut=reader.cut)
 
 
-def _read_sshd(file: ImageFile, dropins: dict[str, ImageFile], match: Optional[str], out: list[SshdValue], depth: int) -> None:
-    current = match  # a Match in an included file ends with that file
-    for number, raw in enumerate(file.text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        found = re.match(r"^(\S+?)(?:\s*=\s*|\s+)(.*)$", line)
-        if not found:
-            continue
-        keyword, rest = found.group(1).lower(), found.group(2).strip()
-        if keyword == "match":
-            current = rest
-            continue
-        if keyword == "include":
-            if depth >= 8:
+class _SshdReader:
+    def __init__(self, dropins: dict[str, ImageFile]) -> None:
+        self.dropins = dropins
+        self.out: list[SshdValue] = []
+        self.refused: Optional[str] = None
+        self.cut: Optional[str] = None
+        self.reads = 0
+        self.lines = 0
+        self.globs: dict[str, list[str]] = {}
+
+    def read(self, file: ImageFile, match: Optional[str], chain: tuple[str, ...]) -> None:
+        current = match  # a Match in an included file ends with that file
+        for number, raw in enumerate(file.text.splitlines(), 1):
+            if self.refused is not None or self.cut is not None:
+                return
+            self.lines += 1
+            if self.lines > MAX_LINES_READ:
+                self.cut = f"more than {MAX_LINES_READ} lines read (at {file.path}:{number}); the rest was not read"
+                return
+            line = raw.strip()
+            if not line or line.startswith("#"):
                 continue
-            for pattern in rest.split():
-                pattern = pattern.strip('"')
-                if not pattern.startswith("/"):
-                    pattern = posixpath.join("/etc/ssh", pattern)
-                for path in sorted(p for p in dropins if fnmatch.fnmatch(p, pattern)):
-                    _read_sshd(dropins[path], dropins, current, out, depth + 1)
-            continue
-        value = rest.split()[0].strip('"').lower() if rest else ""
-        out.append(SshdValue(keyword, value, f"{file.path}:{number}", current))
+            found = re.match(r"^(\S+?)(?:\s*=\s*|\s+)(.*)$", line)
+            if not found:
+                continue
+            keyword, rest = found.group(1).lower(), found.group(2).strip()
+            if keyword == "match":
+                current = rest
+                continue
+            if keyword == "include":
+                self.include(rest, current, chain, f"{file.path}:{number}")
+                continue
+            value = rest.split()[0].strip('"').lower() if rest else ""
+            self.out.append(SshdValue(keyword, value, f"{file.path}:{number}", current))
+
+    def include(self, rest: str, current: Optional[str], chain: tuple[str, ...], where: str) -> None:
+        for pattern in rest.split():
+            pattern = pattern.strip('"')
+            if not pattern.startswith("/"):
+                pattern = posixpath.join("/etc/ssh", pattern)
+            if pattern not in self.globs:
+                self.globs[pattern] = sorted(p for p in self.dropins if fnmatch.fnmatch(p, pattern))
+            for path in self.globs[pattern]:
+                if path in chain:  # a cycle: sshd follows it to its depth bound, then stops
+                    loop = " -> ".join(posixpath.basename(p) for p in chain[chain.index(path):] + (path,))
+                    self.refused = (f"{where} includes {path} again ({loop}): sshd follows the loop to its limit of "
+                                    f"{MAX_INCLUDE_DEPTH} nested Includes and stops with \"Too many recursive configuration includes\"")
+                    return
+                if len(chain) > MAX_INCLUDE_DEPTH:
+                    self.refused = (f"{where}: Includes nested deeper than sshd's limit of {MAX_INCLUDE_DEPTH}; sshd stops "
+                                    "with \"Too many recursive configuration includes\"")
+                    return
+                self.reads += 1
+                if self.reads > MAX_INCLUDED_READS:
+                    self.cut = f"more than {MAX_INCLUDED_READS} files read through Include (at {where}); the rest was not read"
+                    return
+                self.read(self.dropins[path], current, chain + (path,))
+                if self.refused is not None or self.cut is not None:
+                    return
 
 
 def sshd_effective(lines: Sequence[SshdValue], keyword: str, default: str) -> tuple[str, str]:
@@ -99,9 +158,11 @@ def sshd_effective(lines: Sequence[SshdValue], keyword: str, default: str) -> tu
 
 
 def sshd_problems(hygiene: ImageHygiene) -> list[str]:
-    """Why the image's sshd accepts passwords or root with a password; empty: it does not."""
-    lines = sshd_lines(hygiene)
-    if not lines and hygiene.file(SSHD_CONFIG) is None:
+    """Why the image's sshd accepts passwords or root with a password; empty: it does not (or its
+    configuration stops sshd from starting: sshd_config(...).refused)."""
+    config = sshd_config(hygiene)
+    lines = list(config.lines)
+    if config.refused is not None or (not lines and hygiene.file(SSHD_CONFIG) is None):
         return []
     password, password_at = sshd_effective(lines, "passwordauthentication", "yes")
     root, root_at = sshd_effective(lines, "permitrootlogin", "prohibit-password")
@@ -292,6 +353,49 @@ def all_interfaces(ip: Optional[str]) -> bool:
     return ip in ("0.0.0.0", "*", "", "::", "[::]")
 
 
+# --- what JSON reports carry -------------------------------------------------------------------
+
+
+def deciding_settings(hygiene: ImageHygiene) -> HygieneSettings:
+    """The settings the findings are decided on, without any file's text (no token, no hash)."""
+    config = sshd_config(hygiene)
+    lines = list(config.lines)
+    present = hygiene.file(SSHD_CONFIG) is not None
+    password, password_at = sshd_effective(lines, "passwordauthentication", "yes")
+    root, root_at = sshd_effective(lines, "permitrootlogin", "prohibit-password")
+    pam, _ = sshd_effective(lines, "usepam", "no")
+    kbd, _ = sshd_effective(lines, "kbdinteractiveauthentication", "")
+    if not kbd:
+        kbd, _ = sshd_effective(lines, "challengeresponseauthentication", "yes")
+    config_files = [f for f in hygiene.files if fnmatch.fnmatch(posixpath.basename(f.path), "jupyter_*_config.*")]
+    jupyter = jupyter_settings(hygiene, config_files)
+    return HygieneSettings(
+        sshd_present=present,
+        sshd_password_authentication=password if present else None,
+        sshd_password_authentication_at=password_at if present else None,
+        sshd_permit_root_login=root if present else None,
+        sshd_permit_root_login_at=root_at if present else None,
+        sshd_use_pam=pam if present else None,
+        sshd_kbd_interactive_authentication=kbd if present else None,
+        sshd_refused=config.refused,
+        jupyter_started=jupyter.started,
+        jupyter_token_set=jupyter.token is not None,
+        jupyter_token_empty=jupyter.token == "",
+        jupyter_token_at=jupyter.token_at or None,
+        jupyter_password_set=bool(jupyter.password),
+        jupyter_ip=jupyter.ip,
+    )
+
+
+def withheld(hygiene: ImageHygiene) -> ImageHygiene:
+    """The hygiene facts as JSON reports carry them: each file's path without its text, and the
+    deciding settings."""
+    from ..model.record import replace
+
+    files = tuple(replace(f, text="", text_withheld=True) for f in hygiene.files)
+    return replace(hygiene, files=files, settings=deciding_settings(hygiene) if hygiene.state == "ok" else None)
+
+
 # --- the check -------------------------------------------------------------------------------
 
 
@@ -356,6 +460,19 @@ def check_hygiene(ctx: CheckContext) -> list[Finding]:
                     + ("." if _published_on_loopback(target, 8888) else "; publish the port on loopback only: "
                        "`-p 127.0.0.1:8888:8888`."),
                 source=JUPYTER_SOURCE,
+            )
+        )
+    refused = sshd_config(hygiene).refused
+    if refused is not None:
+        findings.append(
+            Finding(
+                code="image-sshd-config-refused",
+                severity=INFO,
+                title=f"The sshd configuration of {ref} would stop sshd from starting",
+                detail=f"{refused}. Its password settings were not judged: sshd does not run with this configuration.",
+                hint="Make the Include lines of /etc/ssh/sshd_config and its drop-ins form no loop (a drop-in "
+                    "should not include sshd_config.d/* again), then check the image again.",
+                source=SSHD_SOURCE,
             )
         )
     problems = sshd_problems(hygiene)

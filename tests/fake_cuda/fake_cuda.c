@@ -7,10 +7,14 @@
  *
  *   version=12040        what cuDriverGetVersion reports (1000*major + 10*minor)
  *   version_rc=0         its return code (34 CUDA_ERROR_STUB_LIBRARY, 3 NOT_INITIALIZED, ...)
+ *   hang=1               cuDriverGetVersion never returns (a wedged driver)
+ *   crash=1              cuDriverGetVersion raises SIGSEGV (a crashing driver)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 
 typedef int CUresult;
 
@@ -41,7 +45,12 @@ static long config_number(const char *wanted, long fallback)
 
 CUresult cuDriverGetVersion(int *version)
 {
-    CUresult result = (CUresult)config_number("version_rc", 0);
+    CUresult result;
+    if (config_number("crash", 0))
+        raise(SIGSEGV);
+    while (config_number("hang", 0))
+        pause(); /* until a signal ends the process */
+    result = (CUresult)config_number("version_rc", 0);
     if (version == NULL)
         return 1; /* CUDA_ERROR_INVALID_VALUE */
     if (result != 0)
