@@ -157,10 +157,11 @@ def _header(key: bytes, length: int) -> bytes:
 def load_compiled(key: bytes, where: Optional[str] = None) -> Optional[CompatTable]:
     """The compiled table stored for ``key``; None when there is none, it was made from something
     else, or it cannot be read whole."""
-    try:
-        with open(where or compiled_path(), "rb") as handle:
-            data = handle.read()
-    except (OSError, ValueError):
+    from .cache import read_private
+
+    # Loading skips validation: only a regular file of this user's that nobody else may write.
+    data = read_private(where or compiled_path())
+    if data is None:
         return None
     try:
         fmt, length, stored, body = data.split(b"\0", 3)
@@ -180,22 +181,6 @@ def store_compiled(key: bytes, table: CompatTable, where: Optional[str] = None) 
         body = _encode(table)
     except Exception:  # a value marshal refuses (not one a parsed table holds): not worth storing
         return False
-    directory = os.path.dirname(target) or "."
-    temporary = os.path.join(directory, f".{COMPILED_NAME}.{os.getpid()}.tmp")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            view = memoryview(_header(key, len(body)) + body)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
-        return True
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return False
+    from .cache import write_private
+
+    return write_private(target, _header(key, len(body)) + body)

@@ -89,17 +89,11 @@ _finder: Optional[BundleFinder] = None
 
 
 def _read(path: str) -> dict[str, Entry]:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid() or info.st_mode & 0o022:
-            return {}  # code that runs: only a file of this user's, that nobody else may write
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1
-            data = handle.read()
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    from ..app.cache import read_private
+
+    data = read_private(path)  # code that runs: only a regular file of this user's, that nobody else may write
+    if data is None:
+        return {}
     head, _, body = data.partition(b"\0")
     if head != FORMAT:
         return {}
@@ -174,20 +168,6 @@ def _remember() -> None:
         return  # everything this run could store came from the bundle: nothing to add
     entries = dict(finder.entries)
     entries.update(fresh)
-    path = bundle_path()
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    data = FORMAT + b"\0" + marshal.dumps((PACKAGE_DIR, entries))
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    try:
-        os.replace(temporary, path)
-    except OSError:
-        os.unlink(temporary)
-        raise
+    from ..app.cache import write_private
+
+    write_private(bundle_path(), FORMAT + b"\0" + marshal.dumps((PACKAGE_DIR, entries)))
