@@ -9,7 +9,7 @@ cache (``overlay.cache_dir()``: ``$CUDADOCTOR_CACHE``, ``$XDG_CACHE_HOME/cudadoc
 
 The stored form is keyed by what decides it: the table file's path, its length and two checksums
 of its bytes (CRC-32 and Adler-32 from zlib: built in and cheap, where hashlib's import costs more
-than the check it would guard), the Python version, and the name, size and modification time of
+than the check it would guard), the Python version, and the name, size, modification time, inode and ctime of
 every module in ``compat/`` and ``model/`` (the code that parses the table and the records it is
 made of). A key that differs, a file that is missing, truncated or not readable, or any error
 while loading it means the table is parsed and validated as before. Only the shipped table is
@@ -61,7 +61,8 @@ def _code_fingerprint() -> str:
                 for entry in entries:
                     if entry.name.endswith(".py"):
                         info = entry.stat()
-                        parts.append(f"{name}/{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+                        # inode and ctime too: a file replaced with one of the same size and mtime
+                        parts.append(f"{name}/{entry.name}:{info.st_size}:{info.st_mtime_ns}:{entry.inode()}:{info.st_ctime_ns}")
         except OSError:
             parts.append(f"{name}:?")
     return ";".join(sorted(parts))
