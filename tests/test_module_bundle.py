@@ -61,7 +61,8 @@ def bundle_file() -> Path:
 
 
 def rewrite(entries: dict[str, bundle.Entry]) -> None:
-    bundle_file().write_bytes(bundle.FORMAT + b"\0" + marshal.dumps((bundle.PACKAGE_DIR, entries)))
+    body = marshal.dumps((bundle.PACKAGE_DIR, entries))
+    bundle_file().write_bytes(bundle._head(body) + b"\0" + body)
 
 
 def masked(text: str) -> str:
@@ -93,8 +94,9 @@ def test_a_bundle_from_a_fast_path_run_still_lets_the_click_path_import_the_rest
 def test_a_module_whose_source_changed_is_imported_from_its_source_and_stored_again() -> None:
     cudadoctor(*WHAT_IF)
     entries = bundle._read(str(bundle_file()))
-    origin, size, mtime, is_package, code = entries["cudadoctor.model.facts"]
-    entries["cudadoctor.model.facts"] = (origin, size, mtime - 1, is_package, marshal.dumps(compile("BROKEN = True", origin, "exec")))
+    origin, size, mtime, is_package, code, inode, ctime = entries["cudadoctor.model.facts"]
+    broken = marshal.dumps(compile("BROKEN = True", origin, "exec"))
+    entries["cudadoctor.model.facts"] = (origin, size, mtime - 1, is_package, broken, inode, ctime)
     rewrite(entries)
     found = loaders()
     assert found["cudadoctor.model.facts"][0] == "SourceFileLoader"
@@ -135,5 +137,46 @@ def test_a_module_without_current_bytecode_is_left_out_of_the_bundle() -> None:
 def test_a_bundle_made_for_another_install_is_not_used() -> None:
     cudadoctor(*WHAT_IF)
     entries = bundle._read(str(bundle_file()))
-    bundle_file().write_bytes(bundle.FORMAT + b"\0" + marshal.dumps(("/elsewhere/cudadoctor", entries)))
+    body = marshal.dumps(("/elsewhere/cudadoctor", entries))
+    bundle_file().write_bytes(bundle._head(body) + b"\0" + body)
     assert loaders()["cudadoctor.model.facts"][0] == "SourceFileLoader"
+
+
+def test_a_source_replaced_with_the_same_size_and_mtime_is_imported_from_its_source(tmp_path: Path) -> None:
+    """An installer or `cp -p` that sets mtimes can replace a source with another of the same size
+    and mtime; its inode and ctime still differ (nothing but the clock sets ctime)."""
+    cudadoctor(*WHAT_IF)
+    entries = bundle._read(str(bundle_file()))
+    origin, size, mtime, is_package, code, inode, ctime = entries["cudadoctor.model.facts"]
+    entries["cudadoctor.model.facts"] = (origin, size, mtime, is_package, code, inode, ctime - 1)
+    rewrite(entries)
+    assert loaders()["cudadoctor.model.facts"][0] == "SourceFileLoader"
+    assert loaders()["cudadoctor.rules"][0] == "_Loader"
+
+
+@pytest.mark.parametrize("damage", ["entry shape", "code", "flipped byte", "other bytecode version"])
+def test_a_damaged_bundle_is_never_run(damage: str) -> None:
+    """Whatever a damaged bundle still decodes to, the command imports from the file system and
+    answers as always (it used to die in a traceback on every run, --version included)."""
+    reference = cudadoctor(*WHAT_IF)
+    entries = bundle._read(str(bundle_file()))
+    if damage == "entry shape":
+        entries["cudadoctor.cli.fast"] = ("x",)  # type: ignore[assignment]
+        rewrite(entries)
+    elif damage == "code":
+        entry = entries["cudadoctor.cli.fast"]
+        entries["cudadoctor.cli.fast"] = entry[:4] + (entry[4][: len(entry[4]) // 2],) + entry[5:]
+        rewrite(entries)
+    elif damage == "flipped byte":
+        data = bytearray(bundle_file().read_bytes())
+        data[len(data) * 3 // 4] ^= 0xFF
+        bundle_file().write_bytes(bytes(data))
+    else:
+        data = bundle_file().read_bytes()
+        head, _, body = data.partition(b"\0")
+        other = head.replace(bundle._magic().hex().encode(), b"00000000")
+        bundle_file().write_bytes(other + b"\0" + body)
+    for args in (WHAT_IF, ["--version"], WHAT_IF):
+        run = cudadoctor(*args)
+        assert run.returncode in (0, 1) and "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    assert masked(run.stdout) == masked(reference.stdout)

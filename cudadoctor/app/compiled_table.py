@@ -9,7 +9,7 @@ cache (``overlay.cache_dir()``: ``$CUDADOCTOR_CACHE``, ``$XDG_CACHE_HOME/cudadoc
 
 The stored form is keyed by what decides it: the table file's path, its length and two checksums
 of its bytes (CRC-32 and Adler-32 from zlib: built in and cheap, where hashlib's import costs more
-than the check it would guard), the Python version, and the name, size and modification time of
+than the check it would guard), the Python version, and the name, size, modification time, inode and ctime of
 every module in ``compat/`` and ``model/`` (the code that parses the table and the records it is
 made of). A key that differs, a file that is missing, truncated or not readable, or any error
 while loading it means the table is parsed and validated as before. Only the shipped table is
@@ -61,7 +61,8 @@ def _code_fingerprint() -> str:
                 for entry in entries:
                     if entry.name.endswith(".py"):
                         info = entry.stat()
-                        parts.append(f"{name}/{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+                        # inode and ctime too: a file replaced with one of the same size and mtime
+                        parts.append(f"{name}/{entry.name}:{info.st_size}:{info.st_mtime_ns}:{entry.inode()}:{info.st_ctime_ns}")
         except OSError:
             parts.append(f"{name}:?")
     return ";".join(sorted(parts))
@@ -157,10 +158,11 @@ def _header(key: bytes, length: int) -> bytes:
 def load_compiled(key: bytes, where: Optional[str] = None) -> Optional[CompatTable]:
     """The compiled table stored for ``key``; None when there is none, it was made from something
     else, or it cannot be read whole."""
-    try:
-        with open(where or compiled_path(), "rb") as handle:
-            data = handle.read()
-    except (OSError, ValueError):
+    from .cache import read_private
+
+    # Loading skips validation: only a regular file of this user's that nobody else may write.
+    data = read_private(where or compiled_path())
+    if data is None:
         return None
     try:
         fmt, length, stored, body = data.split(b"\0", 3)
@@ -180,22 +182,6 @@ def store_compiled(key: bytes, table: CompatTable, where: Optional[str] = None) 
         body = _encode(table)
     except Exception:  # a value marshal refuses (not one a parsed table holds): not worth storing
         return False
-    directory = os.path.dirname(target) or "."
-    temporary = os.path.join(directory, f".{COMPILED_NAME}.{os.getpid()}.tmp")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            view = memoryview(_header(key, len(body)) + body)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
-        return True
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return False
+    from .cache import write_private
+
+    return write_private(target, _header(key, len(body)) + body)

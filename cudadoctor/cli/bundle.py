@@ -2,10 +2,11 @@
 and each costs about 150 µs to find, read and validate before its code runs (docs/performance.md),
 more than most of them cost to run. So the console script serves them from one compiled file in
 the user cache (``app.cache.cache_dir()/modules-<install>-<python>.compiled``): their code objects, each
-with the size and modification time of the source it was compiled from.
+with the size, modification time, inode and ctime of the source it was compiled from, under a
+header naming the bytecode version and a checksum of the rest.
 
 At start, :func:`install` reads that file and puts a finder first on ``sys.meta_path`` that
-serves each module whose source file still has that size and time (one ``stat`` each), with
+serves each module whose source file still has that size, mtime, inode and ctime (one ``stat`` each), with
 the same ``__file__``, ``__path__`` and code as the file system would give (tracebacks still show
 the source); any other module, or one whose source changed, is imported as always. At the end
 of a run, :func:`remember` writes the file again when the run imported one of cudadoctor's
@@ -27,12 +28,35 @@ import sys
 from importlib.machinery import ModuleSpec
 from typing import Any, Optional, Sequence
 
-FORMAT = b"cudadoctor module bundle 1"
+FORMAT = b"cudadoctor module bundle 2"
 PACKAGE = "cudadoctor"
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# name -> (source path, source size, source mtime_ns, is a package, marshalled code)
-Entry = tuple[str, int, int, bool, bytes]
+# name -> (source path, source size, source mtime_ns, is a package, marshalled code, source inode,
+# source ctime_ns). The inode and ctime catch a source replaced with one of the same size and
+# mtime (an installer or `touch -r`/`cp -p` that sets mtimes): nothing but the clock sets ctime.
+Entry = tuple[str, int, int, bool, bytes, int, int]
+_CodeType = type((lambda: None).__code__)
+
+
+def _magic() -> bytes:
+    """This interpreter's bytecode version: code from another (a Python upgraded in place under the
+    same cache tag, as between pre-releases) must never be run."""
+    try:
+        import _frozen_importlib_external
+
+        magic: bytes = _frozen_importlib_external.MAGIC_NUMBER
+    except (ImportError, AttributeError):
+        from importlib.util import MAGIC_NUMBER as magic
+    return magic
+
+
+def _head(body: bytes) -> bytes:
+    """The header: the format, the bytecode version and a checksum of the body (a damaged bundle,
+    whatever it still decodes to, is never run)."""
+    import zlib
+
+    return b"%s %s %08x" % (FORMAT, _magic().hex().encode(), zlib.crc32(body))
 
 
 def bundle_path() -> str:
@@ -47,14 +71,14 @@ def bundle_path() -> str:
 
 
 class _Loader:
-    def __init__(self, entries: dict[str, Entry]) -> None:
-        self.entries = entries
+    def __init__(self) -> None:
+        self.codes: dict[str, Any] = {}
 
     def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: Any) -> None:
-        exec(marshal.loads(self.entries[module.__name__][4]), module.__dict__)
+        exec(self.codes.pop(module.__name__), module.__dict__)
 
 
 class BundleFinder:
@@ -62,7 +86,7 @@ class BundleFinder:
 
     def __init__(self, entries: dict[str, Entry]) -> None:
         self.entries = entries
-        self.loader = _Loader(entries)
+        self.loader = _Loader()
         self.served: set[str] = set()
         self.before = {name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")}
 
@@ -70,13 +94,17 @@ class BundleFinder:
         entry = self.entries.get(name)
         if entry is None:
             return None
-        origin, size, mtime, is_package = entry[0], entry[1], entry[2], entry[3]
         try:
+            origin, size, mtime, is_package, marshalled, inode, ctime = entry
             info = os.stat(origin)
-        except OSError:
+            if (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns) != (size, mtime, inode, ctime):
+                return None
+            code = marshal.loads(marshalled)
+        except (OSError, TypeError, ValueError, EOFError):
+            return None  # gone, changed, or an entry that is not one: imported as always
+        if type(code) is not _CodeType or not isinstance(origin, str):
             return None
-        if info.st_size != size or info.st_mtime_ns != mtime:
-            return None
+        self.loader.codes[name] = code
         spec = ModuleSpec(name, self.loader, origin=origin, is_package=is_package)  # type: ignore[arg-type]
         if is_package:
             spec.submodule_search_locations = [os.path.dirname(origin)]
@@ -89,19 +117,13 @@ _finder: Optional[BundleFinder] = None
 
 
 def _read(path: str) -> dict[str, Entry]:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid() or info.st_mode & 0o022:
-            return {}  # code that runs: only a file of this user's, that nobody else may write
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1
-            data = handle.read()
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    from ..app.cache import read_private
+
+    data = read_private(path)  # code that runs: only a regular file of this user's, that nobody else may write
+    if data is None:
+        return {}
     head, _, body = data.partition(b"\0")
-    if head != FORMAT:
+    if head != _head(body):
         return {}
     package_dir, entries = marshal.loads(body)
     if package_dir != PACKAGE_DIR or not isinstance(entries, dict):
@@ -169,25 +191,12 @@ def _remember() -> None:
         code = _code(origin, info.st_size, info.st_mtime_ns)
         if code is not None:
             is_package = getattr(spec, "submodule_search_locations", None) is not None
-            fresh[name] = (origin, info.st_size, info.st_mtime_ns, is_package, code)
+            fresh[name] = (origin, info.st_size, info.st_mtime_ns, is_package, code, info.st_ino, info.st_ctime_ns)
     if set(fresh) <= finder.served:
         return  # everything this run could store came from the bundle: nothing to add
     entries = dict(finder.entries)
     entries.update(fresh)
-    path = bundle_path()
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    data = FORMAT + b"\0" + marshal.dumps((PACKAGE_DIR, entries))
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    try:
-        os.replace(temporary, path)
-    except OSError:
-        os.unlink(temporary)
-        raise
+    from ..app.cache import write_private
+
+    body = marshal.dumps((PACKAGE_DIR, entries))
+    write_private(bundle_path(), _head(body) + b"\0" + body)
