@@ -35,9 +35,10 @@ def run() -> None:
     # process are closed or waited for inside the command). Skip the interpreter's teardown, which
     # frees every module and object one by one: about 10 ms of an 80 ms command.
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):  # the reader went away (`| head`): nothing left to tell it
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: started with that descriptor closed (`cudadoctor check >&-`)
+                stream.flush()
+    except (BrokenPipeError, OSError, ValueError):  # the reader went away (`| head`): nothing left to tell it
         status = status or 1
     bundle.remember()  # the compiled modules, written again when this run imported one it lacked
     os._exit(status)

@@ -25,7 +25,9 @@ def shipped_text() -> str:
 
 
 def shipped_key() -> bytes:
-    return compiled_table.table_key(default_table_path(), shipped_text())
+    key = compiled_table.table_key(default_table_path(), shipped_text())
+    assert key is not None
+    return key
 
 
 def compiled_file() -> Path:
@@ -144,3 +146,16 @@ def test_concurrent_first_loads_all_get_the_table_and_leave_one_whole_compiled_f
     assert [(proc.returncode, out.strip(), err) for proc, (out, err) in zip(procs, outputs)] == [(0, expected, "")] * 4
     assert compiled_table.load_compiled(shipped_key()) is not None
     assert [p.name for p in compiled_file().parent.iterdir()] == [compiled_file().name]
+
+
+def test_code_that_cannot_be_listed_leaves_the_table_parsed_and_nothing_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The key must see the code that parsed the table; when it cannot, a stored form could be another
+    # version's, so none is read or written.
+    monkeypatch.setattr(compiled_table, "_CODE_DIRS", ("no-such-directory",))
+    assert compiled_table.table_key(str(default_table_path()), shipped_text()) is None
+    assert load_table() == parse_table(json.loads(shipped_text()), default_table_path())
+    assert not compiled_file().exists()
+
+
+def test_the_compiled_form_is_each_users_own() -> None:
+    assert compiled_file().name.endswith(f"-u{os.geteuid()}.compiled")

@@ -87,3 +87,26 @@ def test_the_symbol_tables_name_the_same_symbols() -> None:
 
     assert set(ASCII_SYMBOLS) == set(UNICODE_SYMBOLS)
     assert all(ascii_only(v.encode()) for v in ASCII_SYMBOLS.values())
+
+
+
+@pytest.mark.parametrize(
+    "closed, args, status",
+    [
+        ("1", ["check", "--json", "--driver", "550.54.15", "--gpu", "H100"], 0),
+        ("1", ["check", "--driver", "418.39", "--gpu", "V100", "--torch", "2.15"], 1),
+        ("1", ["fleet", str(REPO_ROOT / "tests" / "hosts")], 1),
+        ("2", ["check", "--driver", "xx", "--gpu", "H100"], 2),
+    ],
+)
+def test_a_closed_standard_stream_loses_the_output_but_keeps_the_exit_status(closed: str, args: list[str], status: int) -> None:
+    """Started with stdout (or stderr) closed, Python's stream is None: the report goes nowhere,
+    and the exit status is still the verdict, not an internal error."""
+    import shlex
+    import subprocess
+    import sys
+
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "cudadoctor", *args])
+    proc = subprocess.run(["sh", "-c", f"exec {closed}>&-; exec {command}"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status, proc
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr

@@ -49,10 +49,14 @@ def compiled_path() -> str:
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     install = zlib.crc32(package.encode("utf-8", "surrogateescape"))
     stem, _, suffix = COMPILED_NAME.rpartition(".")
-    return os.path.join(cache_dir(), f"{stem}-{install:08x}.{suffix}")
+    # and per user: in a shared $CUDADOCTOR_CACHE each user's file is their own (read_private
+    # refuses a file someone else owns, so a shared name would only be replaced back and forth)
+    return os.path.join(cache_dir(), f"{stem}-{install:08x}-u{os.geteuid()}.{suffix}")
 
 
-def _code_fingerprint() -> str:
+def _code_fingerprint() -> Optional[str]:
+    """The compat/ and model/ sources as they are now; None when one cannot be listed (then nothing
+    is cached: a key that cannot see the code could match a table compiled by other code)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = []
     for name in _CODE_DIRS:
@@ -64,12 +68,16 @@ def _code_fingerprint() -> str:
                         # inode and ctime too: a file replaced with one of the same size and mtime
                         parts.append(f"{name}/{entry.name}:{info.st_size}:{info.st_mtime_ns}:{entry.inode()}:{info.st_ctime_ns}")
         except OSError:
-            parts.append(f"{name}:?")
+            return None
     return ";".join(sorted(parts))
 
 
-def table_key(path: str, text: str) -> bytes:
-    """What a compiled table must have been made from: this file's bytes, this Python, this code."""
+def table_key(path: str, text: str) -> Optional[bytes]:
+    """What a compiled table must have been made from: this file's bytes, this Python, this code;
+    None when the code cannot be seen (the table is then parsed, and nothing stored)."""
+    code = _code_fingerprint()
+    if code is None:
+        return None
     data = text.encode("utf-8")
     fields = (
         FORMAT.decode(),
@@ -77,7 +85,7 @@ def table_key(path: str, text: str) -> bytes:
         os.path.abspath(path),
         str(len(data)),
         f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}",
-        _code_fingerprint(),
+        code,
     )
     return "\n".join(fields).replace("\0", "?").encode("utf-8", "surrogateescape")
 

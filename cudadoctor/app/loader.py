@@ -200,10 +200,11 @@ def load_table(path: Optional[str] = None) -> CompatTable:
     from .compiled_table import load_compiled, store_compiled, table_key
 
     key = table_key(path, text)
-    table = load_compiled(key)
+    table = load_compiled(key) if key is not None else None
     if table is None:
         table = _parse_table(text, path, explicit=False)
-        store_compiled(key, table)
+        if key is not None:
+            store_compiled(key, table)
     return table
 
 

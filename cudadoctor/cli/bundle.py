@@ -67,7 +67,8 @@ def bundle_path() -> str:
     # One file per install (two venvs sharing a cache must not replace each other's) and Python.
     tag = sys.implementation.cache_tag or "python"
     install = zlib.crc32(PACKAGE_DIR.encode("utf-8", "surrogateescape"))
-    return os.path.join(cache_dir(), f"modules-{install:08x}-{tag}-O{sys.flags.optimize}.compiled")
+    # and one per user (a file someone else owns is never read: app.cache.read_private)
+    return os.path.join(cache_dir(), f"modules-{install:08x}-{tag}-O{sys.flags.optimize}-u{os.geteuid()}.compiled")
 
 
 class _Loader:

@@ -30,6 +30,9 @@ def probe_host(
     "not probed" and there are no GPUs."""
     driver: DriverFacts = DriverFacts(nvml_state=NVML_NOT_PROBED)
     gpus: tuple[GpuFacts, ...] = ()
+    if not with_nvml and nvml is not None:  # started, then found not needed: stopped, not left running
+        nvml.cancel()
+        nvml = None
     if with_nvml and nvml is None:
         from .nvml import NvmlWatch
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Optional, TextIO
 
@@ -84,7 +85,13 @@ def symbols_for(stream: Any) -> dict[str, str]:
 
 def prepare_streams(streams: Optional[Iterable[Any]] = None) -> None:
     """Make stdout and stderr write what they cannot encode as ASCII stand-ins or escapes, instead
-    of raising UnicodeEncodeError halfway through a report (a lone surrogate fails even UTF-8)."""
+    of raising UnicodeEncodeError halfway through a report (a lone surrogate fails even UTF-8).
+    A standard stream the process was started without (`cudadoctor check >&-`: Python sets it to
+    None) writes to the null device: what would be printed is lost, the exit status still says it."""
+    if streams is None:
+        for name in ("stdout", "stderr"):
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(os.devnull, "w", encoding="utf-8", errors=ERROR_HANDLER))
     for stream in streams if streams is not None else (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors != ERROR_HANDLER:
             try:
