@@ -91,18 +91,19 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
 
 def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: float) -> list["FleetHost"]:
     from ..fleet.sources import SourceError, node_host
-    from ..probe.kube import KubeError, list_nodes
+    from ..probe.kube import KubeError, iter_nodes
 
+    hosts: list[FleetHost] = []
     try:
-        nodes = list_nodes(context=context, selector=selector, timeout=timeout)
+        # page by page: each node is kept only as its host, so a large cluster costs its nodes'
+        # facts, not its whole node list
+        for node in iter_nodes(context=context, selector=selector, timeout=timeout):
+            try:
+                hosts.append(node_host(node, "kubernetes"))
+            except SourceError as exc:
+                say_warning(str(exc))
     except KubeError as exc:
         raise InputError(str(exc)) from None
-    hosts: list[FleetHost] = []
-    for node in nodes:
-        try:
-            hosts.append(node_host(node, "kubernetes"))
-        except SourceError as exc:
-            say_warning(str(exc))
     return hosts
 
 

@@ -22,7 +22,7 @@ import os
 import stat
 import time
 import urllib.parse
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..model.redact import redact
 from ..model.text import one_line, shown_path
@@ -168,6 +168,13 @@ def _ssl_context(configuration: Any, secrets: list[str]) -> Any:
 
 def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Every Node (matching ``selector``), as the API server's JSON; KubeError on any failure."""
+    return list(iter_nodes(context, selector, timeout))
+
+
+def iter_nodes(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> Iterator[dict[str, Any]]:
+    """Every Node (matching ``selector``), as the API server's JSON, one page (PAGE nodes) at a
+    time: a caller that keeps only what it needs of each node holds one page, not the cluster's
+    whole list. KubeError on any failure, raised where the iteration reaches it."""
     deadline = time.monotonic() + timeout
     configuration, secrets = _configuration(context)
     where = redact(str(configuration.host), secrets)
@@ -178,7 +185,6 @@ def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
     base = str(configuration.host).rstrip("/")
     ssl_context = _ssl_context(configuration, secrets) if base.lower().startswith("https://") else None
     policy = Policy(allow_http=True, follow_redirects=False)  # the kubeconfig names the server; no redirect is followed
-    nodes: list[dict[str, Any]] = []
     token: Optional[str] = None
     tokens: set[str] = set()
     while True:
@@ -200,10 +206,12 @@ def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
             page = json.loads(b"".join(chunks))
         except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
             raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__})") from None
-        nodes.extend(_page_items(page, where))
+        items = _page_items(page, where)
         token = _continue_token(page, where)
+        del page, chunks
+        yield from items
         if not token:
-            return nodes
+            return
         if token in tokens:
             raise KubeError(f"the Kubernetes API at {where} gave the same continue token twice: the listing would never end")
         tokens.add(token)
