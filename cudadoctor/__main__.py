@@ -14,16 +14,12 @@ def run() -> None:
     from .cli import bundle
 
     bundle.install()
-    # SIGINT, SIGTERM and SIGHUP kill the probe children and leave through the clean-up (probe/watchdog.py).
-    from .probe.watchdog import exit_on_signals
-
-    exit_on_signals()
     # The common command lines (check, recommend) run without click (cli/fast.py); any other, or
     # one the fast path is not sure of, goes to the click group, as before.
     from .cli.fast import run as run_fast
 
     try:
-        fast = run_fast(sys.argv[1:])
+        fast = run_fast(sys.argv[1:], process=True)
         if fast is None:
             from .cli.group import main
 

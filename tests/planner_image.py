@@ -25,11 +25,13 @@ SRC = "/opt/planner/src"
 _LIST_MODULES = r"""
 import contextlib, io, json, sys
 import runpy, importlib.util, importlib.machinery  # what `python -m` itself imports
-from cudadoctor.cli import main
+from cudadoctor.cli import bundle, fast, main  # what the console entry (cudadoctor/__main__.py) imports
+from cudadoctor.probe import watchdog  # noqa: F401  (the entry's signal handlers)
 for args in json.loads(sys.argv[2]):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
-            main(args)
+            if fast.run(args) is None:  # as the entry runs a command line: the fast path, else click
+                main(args)
         except SystemExit:
             pass
 files = sorted({m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)})
@@ -40,7 +42,12 @@ with open(sys.argv[1], "w") as handle:
 
 def loaded_files(runs: Sequence[Sequence[str]], scratch: Path) -> list[str]:
     out = scratch / "modules.json"
-    subprocess.run([sys.executable, "-c", _LIST_MODULES, str(out), json.dumps([list(r) for r in runs])], check=True, cwd=REPO_ROOT)
+    # A cache that cannot be written: the listing run parses and validates the table as a run in the
+    # image (with no compiled table of its own yet) does, so every module that path needs is listed.
+    blocker = scratch / "no-cache"
+    blocker.write_text("")
+    env = {**os.environ, "CUDADOCTOR_CACHE": str(blocker / "cache")}
+    subprocess.run([sys.executable, "-c", _LIST_MODULES, str(out), json.dumps([list(r) for r in runs])], check=True, cwd=REPO_ROOT, env=env)
     return json.loads(out.read_text())
 
 

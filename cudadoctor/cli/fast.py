@@ -191,12 +191,18 @@ def _runner(command: str) -> Callable[[Mapping[str, Any]], int]:
     return run_recommend
 
 
-def run(argv: Sequence[str]) -> Optional[int]:
+def run(argv: Sequence[str], process: bool = False) -> Optional[int]:
     """Run the command line on the fast path and return its exit status; None (nothing done) when
     it is one for click. Every outcome is cli/group.py main's for the same command line."""
     parsed = parse(argv)
     if parsed is None:
         return None
+    # As cli/group.py main does for a process: SIGINT, SIGTERM and SIGHUP kill the probe children and
+    # leave through the clean-up (probe/watchdog.py). Only when this is the process's own command.
+    if process:
+        from ..probe.watchdog import exit_on_signals
+
+        exit_on_signals()
     from ..report.console import prepare_streams
 
     command, params = parsed
