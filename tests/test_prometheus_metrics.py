@@ -134,3 +134,53 @@ def test_alert_expression_fires_for_the_node_that_stops_running_the_release(tmp_
         path.write_text(json.dumps(doc))
         values.append(value(fleet_metrics(str(path)), "cudadoctor_release_runs_hosts", torch="2.14"))
     assert values == [1, 0]
+
+
+def _probe_that_meanwhile(monkeypatch: pytest.MonkeyPatch, act: Any) -> None:
+    """probe_host answers with a shipped snapshot, after ``act()`` changed the target (as another
+    program might while NVML is being read)."""
+    import importlib
+
+    from cudadoctor.model.snapshot import decode_snapshot
+
+    facts = decode_snapshot((HOSTS / "h100-550.json").read_text())
+
+    def fake_probe(**_: Any) -> Any:
+        act()
+        return facts
+
+    monkeypatch.setattr(importlib.import_module("cudadoctor.probe.host"), "probe_host", fake_probe)
+
+
+def test_probe_metrics_refuse_a_file_put_there_while_probing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The target is checked again where it is replaced: a file another program wrote while the
+    host was being probed is not clobbered (nor is a symlink followed), unless --force."""
+    target = tmp_path / "cudadoctor.prom"
+    _probe_that_meanwhile(monkeypatch, lambda: target.write_text("important notes\n"))
+    run = invoke("probe", "--prometheus", str(target))
+    assert run.exit_code == 2 and "--force" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert target.read_text() == "important notes\n"
+    assert sorted(os.listdir(tmp_path)) == ["cudadoctor.prom"]  # no temporary file left behind
+
+    forced = invoke("probe", "--prometheus", str(target), "--force")
+    assert forced.exit_code == 0, forced.stderr
+    assert target.read_text().startswith("# HELP cudadoctor_")
+
+    other = tmp_path / "other.txt"
+    other.write_text("keep me\n")
+    linked = tmp_path / "linked.prom"
+    _probe_that_meanwhile(monkeypatch, lambda: linked.symlink_to(other))
+    run = invoke("probe", "--prometheus", str(linked), "--force")
+    assert run.exit_code == 2 and "symlink" in run.stderr
+    assert other.read_text() == "keep me\n"
+
+
+def test_probe_metrics_refuse_a_symlink_before_probing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    other = tmp_path / "empty.txt"
+    other.write_text("")
+    linked = tmp_path / "linked.prom"
+    linked.symlink_to(other)
+    _probe_that_meanwhile(monkeypatch, lambda: None)
+    run = invoke("probe", "--prometheus", str(linked))
+    assert run.exit_code == 2 and "symlink" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert other.read_text() == "" and linked.is_symlink()
