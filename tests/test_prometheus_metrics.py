@@ -184,3 +184,12 @@ def test_probe_metrics_refuse_a_symlink_before_probing(tmp_path: Path, monkeypat
     run = invoke("probe", "--prometheus", str(linked))
     assert run.exit_code == 2 and "symlink" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert other.read_text() == "" and linked.is_symlink()
+
+
+@pytest.mark.parametrize("fmt", ["prometheus", "html"])
+def test_a_fixed_build_with_an_export_format_is_refused_in_one_grammatical_line(fmt: str):
+    run = invoke("fleet", str(HOSTS), "--format", fmt, "--variant", "cu126")
+    assert run.exit_code == 2
+    assert f"--format {fmt} judges whole releases: drop --image and --variant" in run.stderr
+    plan = invoke("fleet", str(HOSTS), "--plan", "--variant", "cu126")
+    assert plan.exit_code == 2 and "--matrix and --plan judge whole releases" in plan.stderr
