@@ -46,6 +46,8 @@ def test_fleet_metrics_parse_with_the_client_library_and_follow_its_conventions(
     names = {p.stem for p in HOSTS.glob("*.json")}
     for family in fams.values():
         assert family.name.startswith("cudadoctor_") and family.type == "gauge" and family.documentation
+        if family.name.endswith("_info"):
+            assert {sample.value for sample in family.samples} <= {1}, family  # the labels are the information
         for sample in family.samples:
             assert set(sample.labels) <= ALLOWED_LABELS, sample
             assert not names & set(sample.labels.values()), sample  # no host name is a label value
@@ -60,19 +62,28 @@ def test_fleet_metrics_say_what_the_matrix_and_the_fleet_answer_say():
         assert value(fams, "cudadoctor_release_runs_hosts", torch=row["torch"]) == row["ok"] + row["warn"]
         assert value(fams, "cudadoctor_release_hosts", torch=row["torch"], verdict="fail") == row["fail"]
     answer = doc["fleet_recommendation"]
-    assert samples(fams, "cudadoctor_newest_runnable_info") == {
-        (("cuda", answer["cuda"]), ("torch", answer["torch"]), ("variant", answer["variant"])): answer["hosts"]}
+    build = (("cuda", answer["cuda"]), ("torch", answer["torch"]), ("variant", answer["variant"]))
+    assert answer["hosts"] > 1
+    assert samples(fams, "cudadoctor_newest_runnable_info") == {build: 1}  # an info metric's value is 1
+    assert samples(fams, "cudadoctor_newest_runnable_hosts") == {build: answer["hosts"]}
     assert samples(fams, "cudadoctor_every_host_release_info") == {}  # no release runs on every able host here
     assert value(fams, "cudadoctor_driver_hosts", version="550.54.15", branch="550") == 3
     assert value(fams, "cudadoctor_finding_hosts", code="nvml-driver-mismatch", severity="fail") == 1
     assert value(fams, "cudadoctor_finding_hosts", code="driver-minor-compat", severity="warn") == 8
 
 
-def test_every_release_has_a_series_even_where_no_host_runs_it():
+def test_every_release_has_a_series_even_where_no_host_runs_it(tmp_path: Path):
     fams = fleet_metrics(str(HOSTS / "h100-550.json"))
     assert value(fams, "cudadoctor_release_runs_hosts", torch="1.0") == 0  # no sm_90 code in it
     assert value(fams, "cudadoctor_release_runs_hosts", torch="2.14") == 1
     assert value(fams, "cudadoctor_every_host_release_info", torch="2.14") == 1
+    sub = tmp_path / "fleet"
+    sub.mkdir()
+    for name in ("h100-550.json", "h100-535.json", "a100-525.json"):
+        (sub / name).write_text((HOSTS / name).read_text())
+    fleet = fleet_metrics(str(sub))
+    (every,) = samples(fleet, "cudadoctor_every_host_release_info").items()
+    assert every[1] == 1  # an info metric, though three hosts run it
 
 
 def test_a_hostile_label_value_survives_the_parser():
