@@ -144,3 +144,24 @@ def test_chromium_renders_the_page_offline(tmp_path: Path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
     assert (width, height) == (390, 1600)
+
+
+def test_a_long_node_name_wraps_instead_of_widening_the_page(tmp_path: Path):
+    """A node name may be 253 characters with no space (a DNS subdomain): at phone width it wraps
+    and the page does not scroll sideways (only the matrix does, inside its own box). Measured in
+    Chromium on a copy of the page with a script added (the page itself forbids scripts)."""
+    long_name = ".".join(["n" * 63] * 4)[:253]
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(node_list([node(long_name, gfd_labels("H100", "535.216.01", 8)),
+                                          node("short", gfd_labels("K80", "470.256.02", 4))])))
+    text = page(str(path))
+    assert long_name in text
+    measure = ('<script>document.body.setAttribute("data-overflow", '
+               'String(document.documentElement.scrollWidth - window.innerWidth))</script></body>')
+    probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text).replace("</body>", measure)
+    html_path = tmp_path / "measure.html"
+    html_path.write_text(probe, encoding="utf-8")
+    dom = browser(html_path.as_uri(), tmp_path / "profile", "--dump-dom", "--window-size=390,1600")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-overflow="(-?\d+)"', dom.stdout)
+    assert found and int(found.group(1)) <= 0, found and found.group(1)

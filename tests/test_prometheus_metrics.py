@@ -46,6 +46,8 @@ def test_fleet_metrics_parse_with_the_client_library_and_follow_its_conventions(
     names = {p.stem for p in HOSTS.glob("*.json")}
     for family in fams.values():
         assert family.name.startswith("cudadoctor_") and family.type == "gauge" and family.documentation
+        if family.name.endswith("_info"):
+            assert {sample.value for sample in family.samples} <= {1}, family  # the labels are the information
         for sample in family.samples:
             assert set(sample.labels) <= ALLOWED_LABELS, sample
             assert not names & set(sample.labels.values()), sample  # no host name is a label value
@@ -60,19 +62,28 @@ def test_fleet_metrics_say_what_the_matrix_and_the_fleet_answer_say():
         assert value(fams, "cudadoctor_release_runs_hosts", torch=row["torch"]) == row["ok"] + row["warn"]
         assert value(fams, "cudadoctor_release_hosts", torch=row["torch"], verdict="fail") == row["fail"]
     answer = doc["fleet_recommendation"]
-    assert samples(fams, "cudadoctor_newest_runnable_info") == {
-        (("cuda", answer["cuda"]), ("torch", answer["torch"]), ("variant", answer["variant"])): answer["hosts"]}
+    build = (("cuda", answer["cuda"]), ("torch", answer["torch"]), ("variant", answer["variant"]))
+    assert answer["hosts"] > 1
+    assert samples(fams, "cudadoctor_newest_runnable_info") == {build: 1}  # an info metric's value is 1
+    assert samples(fams, "cudadoctor_newest_runnable_hosts") == {build: answer["hosts"]}
     assert samples(fams, "cudadoctor_every_host_release_info") == {}  # no release runs on every able host here
     assert value(fams, "cudadoctor_driver_hosts", version="550.54.15", branch="550") == 3
     assert value(fams, "cudadoctor_finding_hosts", code="nvml-driver-mismatch", severity="fail") == 1
     assert value(fams, "cudadoctor_finding_hosts", code="driver-minor-compat", severity="warn") == 8
 
 
-def test_every_release_has_a_series_even_where_no_host_runs_it():
+def test_every_release_has_a_series_even_where_no_host_runs_it(tmp_path: Path):
     fams = fleet_metrics(str(HOSTS / "h100-550.json"))
     assert value(fams, "cudadoctor_release_runs_hosts", torch="1.0") == 0  # no sm_90 code in it
     assert value(fams, "cudadoctor_release_runs_hosts", torch="2.14") == 1
     assert value(fams, "cudadoctor_every_host_release_info", torch="2.14") == 1
+    sub = tmp_path / "fleet"
+    sub.mkdir()
+    for name in ("h100-550.json", "h100-535.json", "a100-525.json"):
+        (sub / name).write_text((HOSTS / name).read_text())
+    fleet = fleet_metrics(str(sub))
+    (every,) = samples(fleet, "cudadoctor_every_host_release_info").items()
+    assert every[1] == 1  # an info metric, though three hosts run it
 
 
 def test_a_hostile_label_value_survives_the_parser():
@@ -134,3 +145,62 @@ def test_alert_expression_fires_for_the_node_that_stops_running_the_release(tmp_
         path.write_text(json.dumps(doc))
         values.append(value(fleet_metrics(str(path)), "cudadoctor_release_runs_hosts", torch="2.14"))
     assert values == [1, 0]
+
+
+def _probe_that_meanwhile(monkeypatch: pytest.MonkeyPatch, act: Any) -> None:
+    """probe_host answers with a shipped snapshot, after ``act()`` changed the target (as another
+    program might while NVML is being read)."""
+    import importlib
+
+    from cudadoctor.model.snapshot import decode_snapshot
+
+    facts = decode_snapshot((HOSTS / "h100-550.json").read_text())
+
+    def fake_probe(**_: Any) -> Any:
+        act()
+        return facts
+
+    monkeypatch.setattr(importlib.import_module("cudadoctor.probe.host"), "probe_host", fake_probe)
+
+
+def test_probe_metrics_refuse_a_file_put_there_while_probing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The target is checked again where it is replaced: a file another program wrote while the
+    host was being probed is not clobbered (nor is a symlink followed), unless --force."""
+    target = tmp_path / "cudadoctor.prom"
+    _probe_that_meanwhile(monkeypatch, lambda: target.write_text("important notes\n"))
+    run = invoke("probe", "--prometheus", str(target))
+    assert run.exit_code == 2 and "--force" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert target.read_text() == "important notes\n"
+    assert sorted(os.listdir(tmp_path)) == ["cudadoctor.prom"]  # no temporary file left behind
+
+    forced = invoke("probe", "--prometheus", str(target), "--force")
+    assert forced.exit_code == 0, forced.stderr
+    assert target.read_text().startswith("# HELP cudadoctor_")
+
+    other = tmp_path / "other.txt"
+    other.write_text("keep me\n")
+    linked = tmp_path / "linked.prom"
+    _probe_that_meanwhile(monkeypatch, lambda: linked.symlink_to(other))
+    run = invoke("probe", "--prometheus", str(linked), "--force")
+    assert run.exit_code == 2 and "symlink" in run.stderr
+    assert other.read_text() == "keep me\n"
+
+
+def test_probe_metrics_refuse_a_symlink_before_probing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    other = tmp_path / "empty.txt"
+    other.write_text("")
+    linked = tmp_path / "linked.prom"
+    linked.symlink_to(other)
+    _probe_that_meanwhile(monkeypatch, lambda: None)
+    run = invoke("probe", "--prometheus", str(linked))
+    assert run.exit_code == 2 and "symlink" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert other.read_text() == "" and linked.is_symlink()
+
+
+@pytest.mark.parametrize("fmt", ["prometheus", "html"])
+def test_a_fixed_build_with_an_export_format_is_refused_in_one_grammatical_line(fmt: str):
+    run = invoke("fleet", str(HOSTS), "--format", fmt, "--variant", "cu126")
+    assert run.exit_code == 2
+    assert f"--format {fmt} judges whole releases: drop --image and --variant" in run.stderr
+    plan = invoke("fleet", str(HOSTS), "--plan", "--variant", "cu126")
+    assert plan.exit_code == 2 and "--matrix and --plan judge whole releases" in plan.stderr

@@ -349,16 +349,18 @@ METRICS_MARK = "# HELP cudadoctor_"  # how a metrics file cudadoctor wrote begin
 
 def check_metrics_target(path: str, force: bool = False) -> None:
     """Refuse, before probing, a metrics file target that writing would hang on or destroy: a FIFO,
-    a device or a directory always, and an existing file that is neither empty nor cudadoctor's
-    metrics unless ``force``."""
+    a device, a directory or a symlink always, and an existing file that is neither empty nor
+    cudadoctor's metrics unless ``force`` (checked again where the file is replaced: metrics_guard)."""
     shown = shown_path(path)
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except FileNotFoundError:
         return
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
         raise OutputError(f"cannot write {shown}: {reason}") from None
+    if stat.S_ISLNK(info.st_mode):  # never followed: what it points to may change before the write
+        raise OutputError(f"cannot write {shown}: it is a symlink (give the path of the file it points to)")
     if stat.S_ISDIR(info.st_mode):
         raise OutputError(f"cannot write {shown}: is a directory (give a file name, e.g. .../cudadoctor.prom)")
     if not stat.S_ISREG(info.st_mode):
@@ -371,6 +373,29 @@ def check_metrics_target(path: str, force: bool = False) -> None:
         head = ""
     if head != METRICS_MARK:
         raise OutputError(f"{shown} exists and is not cudadoctor's metrics: give --force to replace it")
+
+
+def metrics_guard(path: str, force: bool) -> "Callable[[Optional[os.stat_result], int, str], None]":
+    """The check ``files.write_in_place_checked`` runs where it replaces a metrics file: unless
+    ``force``, an existing file must be empty or begin as cudadoctor's metrics (read through the
+    directory, the last component not followed, without blocking), so that a file put there while
+    the host was being probed is not clobbered."""
+    shown = shown_path(path)
+    mark = METRICS_MARK.encode("utf-8")
+
+    def guard(info: Optional[os.stat_result], dir_fd: int, name: str) -> None:
+        if force or info is None or info.st_size == 0:
+            return
+        try:
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
+            with os.fdopen(fd, "rb") as handle:
+                head = handle.read(len(mark))
+        except OSError:
+            head = b""
+        if head != mark:
+            raise OutputError(f"{shown} exists and is not cudadoctor's metrics: give --force to replace it")
+
+    return guard
 
 
 def json_files_under(directory: str) -> tuple[list[str], list[str]]:

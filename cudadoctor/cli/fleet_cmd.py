@@ -147,8 +147,8 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         raise click.UsageError("--context and --selector need --kubernetes")
     exported = options["output_format"] in ("prometheus", "html")
     if (options["matrix"] or options["plan"] or exported) and (options["image"] or options["variant"]):
-        what = f"--format {options['output_format']}" if exported else "--matrix and --plan"
-        raise click.UsageError(f"{what} judge whole releases: drop --image and --variant")
+        what = f"--format {options['output_format']} judges" if exported else "--matrix and --plan judge"
+        raise click.UsageError(f"{what} whole releases: drop --image and --variant")
     if (options["matrix"] or options["plan"]) and options["output_format"] == "node-affinity":
         raise click.UsageError("--matrix and --plan print a report (text or --json): drop --format node-affinity")
     if exported and options["as_json"]:

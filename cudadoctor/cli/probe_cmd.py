@@ -61,7 +61,7 @@ def probe(
     facts = probe_host(torch_runtime=torch_runtime, nvml_timeout=nvml_timeout)
     data = snapshot_to_dict(facts)
     if prometheus:
-        _write_metrics(prometheus, facts)
+        _write_metrics(prometheus, facts, force)
     if output:
         from ..app.files import OutputError, write_in_place_checked
         from ..app.loader import snapshot_guard
@@ -74,10 +74,12 @@ def probe(
         emit_json(data)
 
 
-def _write_metrics(path: str, facts: "HostFacts") -> None:
-    """--prometheus: this host judged as a fleet of one, its metrics written atomically."""
+def _write_metrics(path: str, facts: "HostFacts", force: bool = False) -> None:
+    """--prometheus: this host judged as a fleet of one, its metrics written atomically (the target
+    checked again where it is replaced: a file or symlink put there while probing is refused)."""
     from ..about import __version__
-    from ..app.files import OutputError, write_atomically
+    from ..app.files import OutputError, write_in_place_checked
+    from ..app.loader import metrics_guard
     from ..doctor.request import resolve_request
     from ..fleet.judge import judge_fleet
     from ..fleet.matrix import coverage_matrix
@@ -92,7 +94,8 @@ def _write_metrics(path: str, facts: "HostFacts") -> None:
     table = replace(table, default_ngc=None) if table.default_ngc else table
     result = judge_fleet([FleetHost("this-host", "probe", SNAPSHOT, facts)], table, resolve_request(table))
     try:
-        write_atomically(path, prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__))
+        write_in_place_checked(path, prometheus_text(result, coverage_matrix(result, table, every_release=True), __version__),
+                               metrics_guard(path, force))
     except OutputError as exc:
         raise InputError(str(exc)) from None
 

@@ -2,7 +2,7 @@
 textfile collector reads, and what `fleet --format prometheus` prints). Pure: text out.
 
 Conventions: every name starts with ``cudadoctor_``; values are host counts (a snapshot of one
-host, as `probe --prometheus` writes, counts 0 or 1); labels carry only low-cardinality values
+host, as `probe --prometheus` writes, counts 0 or 1), except the ``_info`` metrics, whose value is 1; labels carry only low-cardinality values
 (releases, variants, verdicts, finding codes, driver versions), never host names, which the
 scrape's own ``instance`` label carries."""
 
@@ -47,7 +47,7 @@ def prometheus_text(fleet: FleetResult, matrix: Matrix, version: Optional[str] =
     coverage matrix), the build that runs on the most hosts as an info metric, hosts per driver
     version, and hosts per finding code."""
     out = _Metrics()
-    out.family("info", "The cudadoctor that wrote these metrics and the table it judged with.",
+    out.family("info", "The cudadoctor (its version) that wrote these metrics.",
                [((("version", version or "unknown"),), 1)])
     summary = fleet.summary
     out.family("hosts", "Hosts by their verdict for the target judged (the newest release each runs, unless --torch named one).",
@@ -61,15 +61,16 @@ def prometheus_text(fleet: FleetResult, matrix: Matrix, version: Optional[str] =
     out.family("release_hosts", "Hosts by their verdict for each PyTorch release, judged as with --torch.", release_samples)
     out.family("release_runs_hosts", "Hosts that run each PyTorch release (verdict ok or warn).", runs_samples)
     answer = fleet.answer
-    newest = []
+    newest: list[tuple[tuple[tuple[str, Optional[str]], ...], int]] = []
     if answer is not None and answer.hosts:
         newest.append(((("torch", answer.torch or fleet.request.release.version), ("variant", answer.variant), ("cuda", answer.cuda)),
                        answer.hosts))
-    out.family("newest_runnable_info", "The newest PyTorch release and variant that runs on the most hosts; the value is those hosts.",
-               newest)
-    every = [((("torch", matrix.every),), matrix.able)] if matrix.every is not None else []
-    out.family("every_host_release_info",
-               "The newest PyTorch release every host able to run PyTorch runs; the value is those hosts.", every)
+    # An info metric's value is 1 (its labels are the information); the hosts are a gauge of their own.
+    out.family("newest_runnable_info", "The newest PyTorch release and variant that runs on the most hosts (the fleet's answer).",
+               [(labels, 1) for labels, _ in newest])
+    out.family("newest_runnable_hosts", "Hosts that run the fleet's answer (the build cudadoctor_newest_runnable_info names).", newest)
+    every = [((("torch", matrix.every),), 1)] if matrix.every is not None else []
+    out.family("every_host_release_info", "The newest PyTorch release every host able to run PyTorch runs.", every)
     drivers: dict[str, int] = {}
     for group in fleet.groups:
         key = group.driver or "unknown"

@@ -23,7 +23,7 @@ COLOURS = {"ok": "#2e7d32", "warn": "#f9a825", "fail": "#c62828", "unknown": "#9
 CSS = """
 :root { color-scheme: light; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 1100px;
-       padding: 1rem; color: #1b1b1b; background: #fff; }
+       padding: 1rem; color: #1b1b1b; background: #fff; overflow-wrap: anywhere; }
 h1 { font-size: 1.5rem; margin: 0 0 .5rem; } h2 { font-size: 1.2rem; margin: 1.6rem 0 .5rem; border-bottom: 1px solid #ddd; }
 .answer { border-left: 6px solid #2e7d32; background: #f1f8e9; padding: .6rem 1rem; margin: .5rem 0; }
 .answer.bad { border-color: #c62828; background: #ffebee; }
