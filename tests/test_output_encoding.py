@@ -110,3 +110,14 @@ def test_a_closed_standard_stream_loses_the_output_but_keeps_the_exit_status(clo
     proc = subprocess.run(["sh", "-c", f"exec {closed}>&-; exec {command}"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == status, proc
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200e", "\u200f", "\u061c", "\u200b", "\u200d", "\u00ad", "\ufeff", "\x1b", "\x9b"])
+def test_invisible_and_reordering_characters_in_outside_values_are_shown_escaped(char: str) -> None:
+    # Two node names that look the same on a terminal or in the fleet page must not be the same text
+    # shown twice: every character that is invisible or reorders what follows is written as an escape.
+    from cudadoctor.model.text import escape_control, printable
+
+    for show in (escape_control, printable):
+        shown = show(f"gpu{char}node")
+        assert char not in shown and shown.startswith("gpu\\") and shown.endswith("node")

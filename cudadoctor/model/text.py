@@ -16,11 +16,12 @@ LINE_LIMIT = 300
 VALUE_LIMIT = 60
 ELLIPSIS = "..."  # ASCII, so an error line survives any stream encoding
 
-# C0 and C1 controls, DEL, lone surrogates, line/paragraph separators, bidi overrides and isolates
-# (which reorder what a terminal shows), and the byte-order mark. Compiled on first use: the CLI
+# C0 and C1 controls, DEL, lone surrogates, line/paragraph separators, bidi overrides, isolates and
+# marks (which reorder what a terminal shows), the invisible zero-width characters and soft hyphen
+# (two names that look the same must not be), and the byte-order mark. Compiled on first use: the CLI
 # imports this module on every run, and most runs print no error.
-_UNSAFE_CLASS = "\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
-_UNSAFE_IN_TEXT_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+_UNSAFE_CLASS = "\x00-\x1f\x7f-\x9f\xad\u061c\u200b-\u200f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+_UNSAFE_IN_TEXT_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u200b-\u200f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
 _PATTERNS: dict[str, "re.Pattern[str]"] = {}
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
