@@ -58,7 +58,10 @@ def left_behind(host: str) -> list[str]:
 
     client = docker.DockerClient(base_url=host, timeout=30)
     try:
-        return [c.name for label in LABELS for c in client.containers.list(all=True, filters={"label": label})]
+        # One listing call (the low-level API): containers.list() inspects each container it lists, and
+        # one removed in between (by the command's detached reaper) raised NotFound here.
+        return [(c.get("Names") or ["?"])[0].lstrip("/") for label in LABELS
+                for c in client.api.containers(all=True, filters={"label": label})]
     finally:
         client.close()
 

@@ -265,7 +265,9 @@ def test_a_hand_written_overlay_cannot_change_a_shipped_release_either():
     {"releases": [{"version": 216, "variants": []}]},
     {"releases": [{"version": "2.99", "full_version": 7, "variants": [{"name": 1}]}]},
     {"index_url": ["x"]},
-], ids=["full_versions-a-list", "releases-a-string", "version-a-number", "release-fields-of-wrong-types", "index_url-a-list"])
+    {"variants": [{"release": ["2.99"], "name": "cu130"}]},
+], ids=["full_versions-a-list", "releases-a-string", "version-a-number", "release-fields-of-wrong-types", "index_url-a-list",
+        "variant-release-a-list"])
 def test_a_malformed_overlay_is_ignored_with_one_warning_line(overlay, index):
     overlay_file().parent.mkdir(parents=True, exist_ok=True)
     overlay_file().write_text(json.dumps({"format": "cudadoctor-table-overlay", "version": 1, "index_url": None, "fetched_at": None,

@@ -116,6 +116,14 @@ def test_credentials_in_the_server_url_and_the_token_are_never_shown(api, tmp_pa
     assert "hunter2" not in line
 
 
+def test_credentials_in_a_server_url_without_a_scheme_are_never_shown(api, tmp_path):
+    """client-go takes a bare host:port for the server; with userinfo before it, there is no
+    scheme:// for redact_url to anchor on, and the error quoted it whole."""
+    host = api.url.split("://", 1)[1]
+    line = one_line_error(fleet(kubeconfig(tmp_path / "config", f"admin:hunter2-pw@{host}/x")))
+    assert "hunter2" not in line and "***@" in line
+
+
 def test_a_kubeconfig_that_is_a_fifo_is_one_line(tmp_path):
     fifo = tmp_path / "config"
     os.mkfifo(fifo)

@@ -65,3 +65,14 @@ def test_table_validate_reports_an_ngc_entry_of_the_wrong_type(tmp_path, bad) ->
     assert outcome.exit_code in (1, 2), outcome.stderr
     assert "internal error" not in outcome.stderr and "Traceback" not in outcome.stderr
     assert len(outcome.stderr.splitlines()) <= 1
+
+
+@pytest.mark.parametrize("value", ["٣", "１", "1_0", "+5", "0x10", "9" * 5000, "65", "0"])
+def test_the_gpus_per_job_count_takes_ascii_digits_only(value: str) -> None:
+    """--gpus-per-job was a click.IntRange, whose int() takes ٣, １ and 1_0 as 3, 1 and 10."""
+    assert_one_short_error(run_main(["check", "--gpus-per-job", value, "--snapshot", host("h100-550")]), "--gpus-per-job")
+
+
+def test_the_gpus_per_job_count_still_takes_a_count() -> None:
+    outcome = run_main(["check", "--gpus-per-job", "2", "--snapshot", host("h100-550"), "-q"])
+    assert outcome.exit_code in (0, 1), outcome.stderr

@@ -159,6 +159,30 @@ def test_gpu_requests_the_host_cannot_satisfy(gpus, missing):
     assert result.exit_status() == 1
 
 
+@pytest.mark.parametrize("line", [
+    "docker run --gpus device=\u00b2 --ipc=host -v a:/a img",
+    "docker run --gpus '\"device=0,\u0663\"' --ipc=host -v a:/a img",
+    "docker run --gpus device=" + "9" * 5000 + " --ipc=host -v a:/a img",
+    "docker run --device nvidia.com/gpu=\u00b2 --ipc=host -v a:/a img",
+    "docker run --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=\u00b2 --ipc=host -v a:/a img",
+], ids=["superscript", "arabic-indic", "5000-digits", "cdi", "visible-devices"])
+def test_a_device_index_in_other_digits_or_thousands_of_them_is_a_device_the_host_lacks(line):
+    """str.isdigit() takes ² and ٣, which int() refuses (and int() refuses 4300+ digits): the
+    run-line check named them as missing devices instead of crashing (internal-error)."""
+    found, result = codes(line)
+    assert set(found) == {"run-gpu-request-unsatisfiable"}, found
+    assert result.exit_status() == 1
+
+
+def test_an_exposed_port_in_other_digits_is_no_port():
+    from cudadoctor.model.facts import ImageFacts
+    from cudadoctor.model.hygiene import ImageHygiene
+
+    image = ImageFacts("img", state="ok", hygiene=ImageHygiene(state="ok", exposed_ports=("\u00b2/tcp", "9" * 5000 + "/tcp", "8888/tcp")))
+    found, _ = codes("docker run -P --gpus 1 --ipc=host -v a:/a img", image_facts=image)
+    assert set(found) == {"run-port-public"} and "8888" in found["run-port-public"].title
+
+
 def test_uuids_and_cdi_names_the_host_has_are_fine():
     ok, _ = codes("docker run --gpus device=GPU-h100-0003-4c1e-9a77-5d0c3f2b1a03 --ipc=host -v a:/a img")
     assert ok == {}

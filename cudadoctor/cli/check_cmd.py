@@ -10,6 +10,7 @@ from ..model.topology import MAX_GPUS_PER_JOB
 from .check_run import run_check
 from .help import SectionedCommand
 from .options import (
+    Count,
     container_options,
     families_options,
     host_options,
@@ -47,7 +48,7 @@ from .options import (
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--min-memory", "min_memory", metavar="SIZE", help="Warn when a GPU CUDA will use has less memory (e.g. 16GiB, 24GB).")
 @click.option(
-    "--gpus-per-job", "gpus_per_job", type=click.IntRange(1, MAX_GPUS_PER_JOB), metavar="N",
+    "--gpus-per-job", "gpus_per_job", type=Count(1, MAX_GPUS_PER_JOB), metavar="N",
     help="Judge this host for multi-GPU jobs of N GPUs each (DDP/FSDP over NCCL): the paths between them, shared memory, the launch line.",
 )
 @click.option(

@@ -35,6 +35,27 @@ class Seconds(click.ParamType):  # type: ignore[type-arg]  # generic only from c
             self.fail(str(exc).strip(), param, ctx)
 
 
+class Count(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2
+    """A whole number within [low, high] as model/numbers.parse_int reads it: ASCII digits only
+    (click.IntRange calls int(), which takes ``٣``, ``１`` and ``1_0``)."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        from ..model.numbers import NumberError, parse_int
+
+        if isinstance(value, int) and not isinstance(value, bool):  # a default
+            value = str(value)
+        try:
+            return parse_int(value.strip() if isinstance(value, str) else value, "", max_digits=len(str(self.high)),
+                             minimum=self.low, maximum=self.high)
+        except NumberError as exc:
+            self.fail(str(exc).strip(), param, ctx)
+
+
 def seconds_option(name: str, low: float, high: float, default: float, help: str) -> Decorator:
     """A bound in seconds (--timeout, --nvml-timeout, ...): a finite number within [low, high]."""
     return click.option(

@@ -364,6 +364,9 @@ def check_overlay_shape(overlay: Any) -> None:
         if _version_key(rel.get("version")) is None or not isinstance(rel.get("variants", []), list) \
                 or not all(isinstance(v, dict) for v in rel.get("variants", [])):
             raise TableError("overlay: a release must have a version (X.Y) and a list of variants")
+    for variant in overlay.get("variants", []):
+        if not isinstance(variant.get("release"), str):
+            raise TableError("overlay: a variant's 'release' must be a version string (X.Y)")
     full = overlay.get("full_versions", {})
     if not isinstance(full, dict) or not all(isinstance(v, str) for v in full.values()):
         raise TableError("overlay: 'full_versions' must be an object of version strings")
@@ -416,7 +419,7 @@ def merge_overlay(table: dict[str, Any], overlay: dict[str, Any]) -> dict[str, A
     for variant in overlay.get("variants", []):
         variant = dict(variant)
         release = variant.pop("release", None)
-        if release not in from_index:
+        if not isinstance(release, str) or release not in from_index:
             continue  # never a variant of a shipped release
         rel = by_version[release]
         if any(isinstance(v, dict) and v.get("name") == variant.get("name") for v in rel["variants"]):

@@ -177,6 +177,9 @@ def iter_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
     whole list. KubeError on any failure, raised where the iteration reaches it."""
     deadline = time.monotonic() + timeout
     configuration, secrets = _configuration(context)
+    authority = str(configuration.host).split("://", 1)[-1].split("/", 1)[0]
+    if "@" in authority:  # userinfo in a server URL without a scheme (host:port), which redact_url cannot anchor on
+        secrets.append(authority.rsplit("@", 1)[0])
     where = redact(str(configuration.host), secrets)
     if getattr(configuration, "proxy", None):
         raise KubeError("the kubeconfig names a proxy-url, which --kubernetes does not use: "

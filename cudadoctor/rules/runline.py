@@ -9,6 +9,7 @@ from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, WARN, Finding
+from ..model.numbers import is_ascii_integer
 from ..model.runline import RunLine
 from ..model.target import Target
 from .context import CheckContext
@@ -56,8 +57,8 @@ def _unknown_ids(ids: Sequence[str], gpus: tuple[GpuFacts, ...]) -> list[str]:
     uuids = {g.uuid for g in gpus if getattr(g, "uuid", None)}
     missing = []
     for device in ids:
-        if device.isdigit():
-            if int(device) >= len(gpus):
+        if device.isdigit():  # an index; one in other digits (²) or of thousands of digits names no GPU either
+            if not is_ascii_integer(device, 9) or int(device) >= len(gpus):
                 missing.append(device)
         elif device.upper().startswith("GPU-"):
             if uuids and device not in uuids:
@@ -271,7 +272,7 @@ def check_run(ctx: CheckContext) -> list[Finding]:
             )
     if run.publish_all:
         for spec in sorted(exposed):
-            number = int(spec.split("/", 1)[0]) if spec.split("/", 1)[0].isdigit() else 0
+            number = int(spec.split("/", 1)[0]) if is_ascii_integer(spec.split("/", 1)[0], 5) else 0
             what = SENSITIVE_PORTS.get(number)
             if what is not None:
                 findings.append(
