@@ -16,7 +16,7 @@ from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
 from ..host.view import HostView
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
-from ..model.findings import FAIL, WARN
+from ..model.findings import FAIL, WARN, Finding
 from ..model.record import record, replace
 from ..model.versions import CudaVersion
 from .gfd import LABEL_GAPS
@@ -403,6 +403,38 @@ def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request
     return [coverage for coverage, _ in ranked]
 
 
+class _Kept:
+    """What a judged group keeps of its check's result, once its answer is decided: what the
+    fleet's reports read (fleet/payload.py, matrix.py, plan.py, prometheus.py, affinity.py,
+    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice
+    (not the reasons for every build it passed over), and every finding's code and severity, with
+    the words only of those that warn or fail (the page lists those). A finding that passes
+    becomes one shared stand-in per code and severity: 10 000 kinds of host kept about 30 worded
+    findings each (half the fleet's memory) that no fleet report prints."""
+
+    __slots__ = ("stand_ins",)
+
+    def __init__(self) -> None:
+        self.stand_ins: dict[tuple[str, str, str, str], Finding] = {}
+
+    def finding(self, f: Finding) -> Finding:
+        if f.severity in (FAIL, WARN):
+            return f
+        key = (f.code, f.severity, f.subject, f.group)
+        stand_in = self.stand_ins.get(key)
+        if stand_in is None:
+            stand_in = self.stand_ins[key] = Finding(code=f.code, severity=f.severity, title="", subject=f.subject, group=f.group)
+        return stand_in
+
+    def __call__(self, result: CheckResult) -> CheckResult:
+        rec = result.recommendation
+        return replace(
+            result,
+            findings=tuple(self.finding(f) for f in result.findings),
+            recommendation=replace(rec, rejected=(), alternative=None) if rec.rejected or rec.alternative is not None else rec,
+        )
+
+
 def judge_fleet(
     hosts: Sequence[FleetHost],
     table: CompatTable,
@@ -434,10 +466,12 @@ def _judge_fleet(
     problems: Sequence[SourceProblem],
 ) -> FleetResult:
     groups = []
+    kept = _Kept()
     for facts, missing, members in group_hosts(hosts, request):
         result = check(facts, table, request, image=image) if facts is not None else None
         answer = decide(result, table) if result is not None else None
-        groups.append(HostGroup(tuple(members), facts, result, missing, answer))
+        # The answer is worked out from the whole result; the group keeps what the reports read.
+        groups.append(HostGroup(tuple(members), facts, kept(result) if result is not None else None, missing, answer))
     groups.sort(key=lambda g: -len(g.hosts))
 
     candidates: list[Coverage] = []
