@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 from ..app import inputs
 from .errors import InputError
@@ -77,4 +77,47 @@ def start_nvml_probe(
 def emit_json(data: Any) -> None:
     """One JSON document on stdout (ASCII: json escapes the rest), flushed, as click.echo wrote it."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+_FLUSH_AT = 1 << 16  # characters gathered before a write
+
+
+def _indented(value: Any, indent: str) -> str:
+    # JSON text holds no raw newline but the ones indent=2 puts between items, so indenting every
+    # line by the member's depth gives what one json.dumps of the whole document writes there.
+    return json.dumps(value, indent=2).replace("\n", "\n" + indent)
+
+
+def json_members_text(members: Iterable[tuple[str, Any]]) -> Iterator[str]:
+    """The text of one JSON object of these members, as ``json.dumps(dict(members), indent=2)``
+    writes it, in pieces: a member whose value is an iterator is a list built entry by entry, so
+    neither the whole document nor its text is ever held (a fleet of a million nodes)."""
+    opened = False
+    for key, value in members:
+        yield ("{\n  " if not opened else ",\n  ") + json.dumps(key) + ": "
+        opened = True
+        if not isinstance(value, Iterator):
+            yield _indented(value, "  ")
+            continue
+        first = True
+        for item in value:
+            yield ("[\n    " if first else ",\n    ") + _indented(item, "    ")
+            first = False
+        yield "[]" if first else "\n  ]"
+    yield "\n}" if opened else "{}"
+
+
+def emit_json_members(members: Iterable[tuple[str, Any]]) -> None:
+    """emit_json of the object of these members, written as it is made (json_members_text)."""
+    pending: list[str] = []
+    size = 0
+    for piece in json_members_text(members):
+        pending.append(piece)
+        size += len(piece)
+        if size >= _FLUSH_AT:
+            sys.stdout.write("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    sys.stdout.write("".join(pending))
     sys.stdout.flush()
