@@ -12,7 +12,8 @@ from cudadoctor.cli.inputs import json_members_text
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 _VALUES = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20
+    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.lists(st.text(), max_size=4) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4) | st.dictionaries(st.integers(), inner, max_size=2), max_leaves=20
 )
 _MEMBERS = st.lists(st.tuples(st.text(max_size=8), _VALUES, st.booleans()), max_size=6, unique_by=lambda m: m[0])
 
