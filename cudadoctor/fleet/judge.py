@@ -322,11 +322,14 @@ class _Bucket:
         self.broken = broken  # a failure no build avoids: left out by every build, for this reason
 
 
-def _buckets(groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+def _buckets(groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+    """The groups in buckets; a view that is not its bucket's first is dropped once its key is
+    known (only the first is judged: with 10 000 kinds, their memos were most of the peak)."""
     buckets: dict[object, _Bucket] = {}
-    for index, (group, view) in enumerate(zip(groups, views)):
-        if group.result is None or view is None:
+    for index, group in enumerate(groups):
+        if group.result is None or group.facts is None:
             continue
+        view = HostView.of(group.facts, table)
         if group.broken:
             reason = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
             key: object = ("broken", reason)
@@ -336,6 +339,8 @@ def _buckets(groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], c
         bucket = buckets.get(key)
         if bucket is None:
             bucket = buckets[key] = _Bucket(index, view, reason)
+        else:
+            HostView.forget(group.facts)
         bucket.hosts += len(group.hosts)
         bucket.names.extend(group.names)
     return list(buckets.values())
@@ -389,10 +394,9 @@ def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request
     compatibility, then a build with an image, then the newest CUDA."""
     from ..recommend import considered
 
-    views = [HostView.of(g.facts, table) if g.facts is not None else None for g in groups]
     releases = table.pytorch_releases if chooses_release(request) else (request.release,)
     cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
-    buckets = _buckets(groups, views, cudas)
+    buckets = _buckets(groups, table, cudas)
     ranked: list[tuple[Coverage, PytorchRelease]] = []
     for release in releases:
         for name in considered(release, request.family, images=False):
@@ -470,6 +474,8 @@ def _judge_fleet(
     for facts, missing, members in group_hosts(hosts, request):
         result = check(facts, table, request, image=image) if facts is not None else None
         answer = decide(result, table) if result is not None else None
+        if facts is not None:
+            HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
         groups.append(HostGroup(tuple(members), facts, kept(result) if result is not None else None, missing, answer))
     groups.sort(key=lambda g: -len(g.hosts))
