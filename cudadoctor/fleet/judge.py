@@ -36,7 +36,9 @@ class GpuKind:
 
 @record
 class HostGroup:
-    """Hosts the check cannot tell apart, and its result for them (None: nothing to judge)."""
+    """Hosts the check cannot tell apart, and its result for them (None: nothing to judge), as
+    the fleet keeps it (_Kept: every finding's code and severity, the words of those that warn
+    or fail); ``answer`` was decided from the whole result."""
 
     hosts: tuple[FleetHost, ...]
     facts: Optional[HostFacts]
