@@ -373,3 +373,28 @@ def test_cuda_visible_devices_keeps_gpu_identities_in_the_group_key(tmp_path):
     doc = valid(invoke("fleet", str(tmp_path), "--json").json())
     groups = sorted(sorted(g["hosts"]) for g in doc["groups"])
     assert groups == [["n0", "n1"], ["n2"]]
+
+
+def test_a_judged_group_keeps_every_findings_code_and_severity_and_the_words_of_those_that_warn_or_fail():
+    from cudadoctor.doctor import resolve_request
+    from cudadoctor.app.loader import load_table
+
+    table = load_table()
+    request = resolve_request(table)
+    snapshots = [hosts_in(json.loads(p.read_text()), str(p), p.stem) for p in sorted(HOSTS.glob("*.json"))]
+    hosts = [h for found in snapshots for h in found if isinstance(h, FleetHost)] + _hosts(mixed_cluster(per_pool=1))
+    fleet = judge_fleet(hosts, table, request)
+    worded = 0
+    for group in fleet.groups:
+        if group.result is None:
+            continue
+        alone = core_check(group.hosts[0].facts, table)
+        assert [(f.code, f.severity) for f in group.result.findings] == [(f.code, f.severity) for f in alone.findings]
+        assert [f for f in group.result.findings if f.severity in ("warn", "fail")] == [
+            f for f in alone.findings if f.severity in ("warn", "fail")]
+        worded += sum(1 for f in group.result.findings if f.severity in ("warn", "fail"))
+        kept, whole = group.result.recommendation, alone.recommendation
+        assert (kept.torch, kept.variant, kept.cuda, kept.image, kept.support) == (
+            whole.torch, whole.variant, whole.cuda, whole.image, whole.support)
+        assert group.result.target == alone.target
+    assert worded  # the hosts include some that warn or fail

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional
 import click
 
 from .errors import InputError, say_warning
-from .inputs import emit_json, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
+from .inputs import emit_json, emit_json_members, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 from .options import families_options, non_empty, seconds_option, table_options, target_options
 
 if TYPE_CHECKING:
@@ -195,15 +195,15 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         ctx.exit(0)
     matrix, plan = _planning(result, table, options["matrix"], options["plan"])
     if options["as_json"]:
-        from ..fleet.payload import fleet_payload
+        from ..fleet.payload import fleet_members
         from ..fleet.plan_payload import matrix_payload, plan_payload
 
-        payload = fleet_payload(result)
+        members = fleet_members(result)
         if matrix is not None:
-            payload["matrix"] = matrix_payload(matrix)
+            members.append(("matrix", matrix_payload(matrix)))
         if plan is not None:
-            payload["plan"] = plan_payload(plan)
-        emit_json(payload)
+            members.append(("plan", plan_payload(plan)))
+        emit_json_members(members)  # written entry by entry: a million nodes' report is never held whole
     else:
         from ..report.console import make_console
 

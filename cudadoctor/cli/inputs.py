@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 from ..app import inputs
 from .errors import InputError
@@ -77,4 +77,70 @@ def start_nvml_probe(
 def emit_json(data: Any) -> None:
     """One JSON document on stdout (ASCII: json escapes the rest), flushed, as click.echo wrote it."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+_FLUSH_AT = 1 << 16  # characters gathered before a write
+_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def _indented(value: Any, indent: str) -> str:
+    """``value`` as json.dumps(indent=2) writes it at a line indented by ``indent``. The same text,
+    made faster: json's indenting encoder is pure Python, piece by piece, while a fleet's report is
+    mostly long lists of host names, and each such list is quoted by json's own C string encoder
+    and joined in one go."""
+    if isinstance(value, str):
+        return _quoted(value)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        inner = indent + "  "
+        items = map(_quoted, value) if all(type(v) is str for v in value) else (_indented(v, inner) for v in value)
+        return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
+    if isinstance(value, dict) and all(type(k) is str for k in value):
+        if not value:
+            return "{}"
+        inner = indent + "  "
+        members = (_quoted(k) + ": " + _indented(v, inner) for k, v in value.items())
+        return "{\n" + inner + (",\n" + inner).join(members) + "\n" + indent + "}"
+    if value is None or isinstance(value, (bool, int, float)):
+        # json's shared encoder (C): an indenting one is built per call, as a cycle of closures
+        # that only the cyclic collector frees, and the CLI runs with that collector off.
+        return json.dumps(value)
+    # Anything else (a map with keys json converts): as json writes it. JSON text holds no raw
+    # newline but those indent=2 puts between items, so each line gets the depth's indent.
+    return json.dumps(value, indent=2).replace("\n", "\n" + indent)
+
+
+def json_members_text(members: Iterable[tuple[str, Any]]) -> Iterator[str]:
+    """The text of one JSON object of these members, as ``json.dumps(dict(members), indent=2)``
+    writes it, in pieces: a member whose value is an iterator is a list built entry by entry, so
+    neither the whole document nor its text is ever held (a fleet of a million nodes)."""
+    opened = False
+    for key, value in members:
+        yield ("{\n  " if not opened else ",\n  ") + json.dumps(key) + ": "
+        opened = True
+        if not isinstance(value, Iterator):
+            yield _indented(value, "  ")
+            continue
+        first = True
+        for item in value:
+            yield ("[\n    " if first else ",\n    ") + _indented(item, "    ")
+            first = False
+        yield "[]" if first else "\n  ]"
+    yield "\n}" if opened else "{}"
+
+
+def emit_json_members(members: Iterable[tuple[str, Any]]) -> None:
+    """emit_json of the object of these members, written as it is made (json_members_text)."""
+    pending: list[str] = []
+    size = 0
+    for piece in json_members_text(members):
+        pending.append(piece)
+        size += len(piece)
+        if size >= _FLUSH_AT:
+            sys.stdout.write("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    sys.stdout.write("".join(pending))
     sys.stdout.flush()

@@ -16,7 +16,7 @@ from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
 from ..host.view import HostView
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
-from ..model.findings import FAIL, WARN
+from ..model.findings import FAIL, WARN, Finding
 from ..model.record import record, replace
 from ..model.versions import CudaVersion
 from .gfd import LABEL_GAPS
@@ -36,7 +36,9 @@ class GpuKind:
 
 @record
 class HostGroup:
-    """Hosts the check cannot tell apart, and its result for them (None: nothing to judge)."""
+    """Hosts the check cannot tell apart, and its result for them (None: nothing to judge), as
+    the fleet keeps it (_Kept: every finding's code and severity, the words of those that warn
+    or fail); ``answer`` was decided from the whole result."""
 
     hosts: tuple[FleetHost, ...]
     facts: Optional[HostFacts]
@@ -322,11 +324,14 @@ class _Bucket:
         self.broken = broken  # a failure no build avoids: left out by every build, for this reason
 
 
-def _buckets(groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+def _buckets(groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+    """The groups in buckets; a view that is not its bucket's first is dropped once its key is
+    known (only the first is judged: with 10 000 kinds, their memos were most of the peak)."""
     buckets: dict[object, _Bucket] = {}
-    for index, (group, view) in enumerate(zip(groups, views)):
-        if group.result is None or view is None:
+    for index, group in enumerate(groups):
+        if group.result is None or group.facts is None:
             continue
+        view = HostView.of(group.facts, table)
         if group.broken:
             reason = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
             key: object = ("broken", reason)
@@ -336,6 +341,8 @@ def _buckets(groups: Sequence[HostGroup], views: Sequence[Optional[HostView]], c
         bucket = buckets.get(key)
         if bucket is None:
             bucket = buckets[key] = _Bucket(index, view, reason)
+        else:
+            HostView.forget(group.facts)
         bucket.hosts += len(group.hosts)
         bucket.names.extend(group.names)
     return list(buckets.values())
@@ -389,10 +396,9 @@ def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request
     compatibility, then a build with an image, then the newest CUDA."""
     from ..recommend import considered
 
-    views = [HostView.of(g.facts, table) if g.facts is not None else None for g in groups]
     releases = table.pytorch_releases if chooses_release(request) else (request.release,)
     cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
-    buckets = _buckets(groups, views, cudas)
+    buckets = _buckets(groups, table, cudas)
     ranked: list[tuple[Coverage, PytorchRelease]] = []
     for release in releases:
         for name in considered(release, request.family, images=False):
@@ -401,6 +407,38 @@ def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request
     ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
                                tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
     return [coverage for coverage, _ in ranked]
+
+
+class _Kept:
+    """What a judged group keeps of its check's result, once its answer is decided: what the
+    fleet's reports read (fleet/payload.py, matrix.py, plan.py, prometheus.py, affinity.py,
+    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice
+    (not the reasons for every build it passed over), and every finding's code and severity, with
+    the words only of those that warn or fail (the page lists those). A finding that passes
+    becomes one shared stand-in per code and severity: 10 000 kinds of host kept about 30 worded
+    findings each (half the fleet's memory) that no fleet report prints."""
+
+    __slots__ = ("stand_ins",)
+
+    def __init__(self) -> None:
+        self.stand_ins: dict[tuple[str, str, str, str], Finding] = {}
+
+    def finding(self, f: Finding) -> Finding:
+        if f.severity in (FAIL, WARN):
+            return f
+        key = (f.code, f.severity, f.subject, f.group)
+        stand_in = self.stand_ins.get(key)
+        if stand_in is None:
+            stand_in = self.stand_ins[key] = Finding(code=f.code, severity=f.severity, title="", subject=f.subject, group=f.group)
+        return stand_in
+
+    def __call__(self, result: CheckResult) -> CheckResult:
+        rec = result.recommendation
+        return replace(
+            result,
+            findings=tuple(self.finding(f) for f in result.findings),
+            recommendation=replace(rec, rejected=(), alternative=None) if rec.rejected or rec.alternative is not None else rec,
+        )
 
 
 def judge_fleet(
@@ -434,10 +472,14 @@ def _judge_fleet(
     problems: Sequence[SourceProblem],
 ) -> FleetResult:
     groups = []
+    kept = _Kept()
     for facts, missing, members in group_hosts(hosts, request):
         result = check(facts, table, request, image=image) if facts is not None else None
         answer = decide(result, table) if result is not None else None
-        groups.append(HostGroup(tuple(members), facts, result, missing, answer))
+        if facts is not None:
+            HostView.forget(facts)
+        # The answer is worked out from the whole result; the group keeps what the reports read.
+        groups.append(HostGroup(tuple(members), facts, kept(result) if result is not None else None, missing, answer))
     groups.sort(key=lambda g: -len(g.hosts))
 
     candidates: list[Coverage] = []

@@ -1,9 +1,14 @@
 """The fleet as one JSON document (cudadoctor/schemas/fleet.schema.json). Pure: a FleetResult in,
-JSON types out; the CLI prints them (the text is report/fleet_text.py's)."""
+JSON types out; the CLI prints them (the text is report/fleet_text.py's).
+
+``fleet_members`` gives the document's members in order, its long lists (groups, candidates) as
+iterators that build each entry when it is asked for, so the CLI writes a million nodes' report
+entry by entry (cli/inputs.emit_json_members) instead of holding the whole document and its text;
+``fleet_payload`` is the same members as one dict."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..doctor.request import Request
 from ..doctor.answer_json import answer_payload
@@ -64,18 +69,25 @@ def _coverage(coverage: Optional[Coverage], judged: int) -> Optional[dict[str, A
     }
 
 
-def fleet_payload(fleet: FleetResult) -> dict[str, Any]:
+def fleet_members(fleet: FleetResult) -> list[tuple[str, Any]]:
+    """The document's members in order; "groups" and "candidates" are iterators of their entries."""
     summary = fleet.summary
     judged = len(fleet.hosts) - summary["unknown"]
-    return {
-        "schema": FLEET_SCHEMA,
-        "kind": "fleet",
-        "target": target_payload(fleet.request),
-        "hosts": len(fleet.hosts),
-        "summary": summary,
-        "groups": [_group(g) for g in fleet.groups],
-        "fleet_recommendation": _coverage(fleet.answer, judged),
-        "candidates": [_coverage(c, judged) for c in fleet.candidates],
-        "duplicates": [{"host": d.name, "sources": list(d.sources)} for d in fleet.duplicates],
-        "errors": [{"source": p.source, "error": p.error} for p in fleet.problems],
-    }
+    groups: Iterator[dict[str, Any]] = (_group(g) for g in fleet.groups)
+    candidates: Iterator[Optional[dict[str, Any]]] = (_coverage(c, judged) for c in fleet.candidates)
+    return [
+        ("schema", FLEET_SCHEMA),
+        ("kind", "fleet"),
+        ("target", target_payload(fleet.request)),
+        ("hosts", len(fleet.hosts)),
+        ("summary", summary),
+        ("groups", groups),
+        ("fleet_recommendation", _coverage(fleet.answer, judged)),
+        ("candidates", candidates),
+        ("duplicates", [{"host": d.name, "sources": list(d.sources)} for d in fleet.duplicates]),
+        ("errors", [{"source": p.source, "error": p.error} for p in fleet.problems]),
+    ]
+
+
+def fleet_payload(fleet: FleetResult) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, Iterator) else value for key, value in fleet_members(fleet)}

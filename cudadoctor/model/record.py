@@ -216,10 +216,24 @@ def fields(value: Any) -> tuple[Field, ...]:
 
 
 def replace(value: T, **changes: Any) -> T:
-    """A copy of a record with some fields changed, as ``dataclasses.replace``."""
-    current = {name: value.__dict__[name] for name in type(value).__record_names__}  # type: ignore[attr-defined]
-    unknown = [name for name in changes if name not in current]
-    if unknown:
-        raise TypeError(f"{type(value).__name__} has no field {unknown[0]!r}")
+    """A copy of a record with some fields changed, as ``dataclasses.replace``.
+
+    Every field is given, so the record's own ``__init__`` would only look each name up again:
+    the copy is made from the values directly and ``__post_init__`` (a record's checks) runs as
+    the constructor runs it. A class that writes its own ``__init__`` is constructed as before."""
+    cls = type(value)
+    names = cls.__record_names__  # type: ignore[attr-defined]
+    if not changes.keys() <= cls.__record_name_set__:  # type: ignore[attr-defined]
+        unknown = next(name for name in changes if name not in cls.__record_name_set__)  # type: ignore[attr-defined]
+        raise TypeError(f"{cls.__name__} has no field {unknown!r}")
+    source = value.__dict__
+    current = {name: source[name] for name in names}
     current.update(changes)
-    return type(value)(**current)
+    if cls.__init__ is not _init:
+        return cls(**current)
+    copy: T = object.__new__(cls)
+    object.__setattr__(copy, "__dict__", current)
+    post_init = getattr(copy, "__post_init__", None)
+    if post_init is not None:
+        post_init()
+    return copy
