@@ -147,3 +147,18 @@ def test_a_broken_kubeconfig_does_not_quote_its_token(tmp_path):
     broken = tmp_path / "config"
     broken.write_text(f"users:\n- name: me\n  user: {{token: {TOKEN}\n")
     one_line_error(fleet({"KUBECONFIG": str(broken)}), "not valid YAML")
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("https://user:pa?ss#word@api.example:6443/x", "https://***@api.example:6443/x"),
+        ("https://user:secret@api.example/", "https://***@api.example/"),
+        ("see https://a:b@h/x and http://h2/y@z", "see https://***@h/x and http://h2/y@z"),
+        ("https://h/p?q=a@b", "https://h/p?q=a@b"),
+    ],
+)
+def test_credentials_in_a_url_are_masked_whole_and_nothing_else(url: str, shown: str) -> None:
+    from cudadoctor.model.redact import redact_url
+
+    assert redact_url(url) == shown

@@ -264,3 +264,18 @@ def test_printed_driver_values_are_kept_as_printed(name, values, note):
         assert rel.source_of("min_driver") == "nvidia-ngc-pytorch-rn-25-12"
     else:
         assert rel.forward_compat_branches == tuple(values["forward_compat_branches"])
+
+
+@pytest.mark.parametrize("fact, value", [("cuda", 5), ("cuda", 12.4), ("min_driver", 550)])
+def test_an_ngc_month_whose_versions_are_json_numbers_is_refused(fact: str, value: object) -> None:
+    import json
+
+    from cudadoctor.compat.table import TableError
+    from cudadoctor.compat.validate import parse_table
+    from helpers import REPO_ROOT
+
+    data = json.loads((REPO_ROOT / "data" / "compat_table.json").read_text())
+    month = next(m for m in data["ngc_pytorch_releases"] if m.get(fact) is not None)
+    month[fact] = value
+    with pytest.raises(TableError, match=f"{fact} .* must be a string"):
+        parse_table(data, "table.json")

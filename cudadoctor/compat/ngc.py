@@ -158,6 +158,9 @@ def parse_ngc_release(entry: dict[str, Any], sources: set[str]) -> NgcRelease:
             raise NgcError(f"{where}: evidence for {fact} is {level!r}; expected one of {', '.join(EVIDENCE_LEVELS)}")
         if entry.get(fact) is None and level != UNVERIFIED:
             raise NgcError(f"{where}: {fact} is null, so its evidence must be {UNVERIFIED!r}")
+    for fact in ("cuda", "min_driver"):  # written as the release notes print them, never as JSON numbers (5 is not "5.0")
+        if entry.get(fact) is not None and not isinstance(entry[fact], str):
+            raise NgcError(f"{where}: {fact} {entry[fact]!r:.40} must be a string such as \"12.4.1\" or \"550.54.15\"")
     try:
         cuda = CudaVersion.parse(entry["cuda"]) if entry.get("cuda") is not None else None
         min_driver = DriverVersion.parse(entry["min_driver"]) if entry.get("min_driver") is not None else None

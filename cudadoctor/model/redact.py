@@ -9,7 +9,10 @@ import re
 from typing import Iterable
 
 # scheme://userinfo@ -- userinfo is everything up to the last "@" before the host's end.
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*@)+")
+# The user information runs to the last @ before the path: a password typed with a raw ? or #
+# (which RFC 3986 wants percent-encoded, and users type anyway) is masked whole too. Where that
+# reads a query's @ as one (a URL with no path), more is masked, never less.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s]*@)+")
 MASK = "***"
 
 
