@@ -34,7 +34,7 @@ _live: set[int] = set()
 OK = "ok"
 HUNG = "hung"
 CRASHED = "crashed"  # killed by a signal
-NO_ANSWER = "no-answer"  # ended without a (whole) answer
+NO_ANSWER = "unanswered"  # ended without a (whole) answer (a state of the child, never shown)
 
 
 class WatchedChild:
