@@ -69,37 +69,18 @@ def read_user_file(path: str, what: str, error: type[Exception]) -> str:
 
     Only a regular file is read, and at most MAX_FILE_BYTES of it: the file is opened without
     blocking (a FIFO with no writer would otherwise wait forever) and checked with fstat before
-    a byte is read, so a FIFO, a device (/dev/zero, /dev/urandom) or a directory is refused at once.
+    a byte is read (``open_user_file``), so a FIFO, a device (/dev/zero, /dev/urandom) or a
+    directory is refused at once.
     """
     shown = shown_path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise error(f"{what} {shown}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{what} {shown}: is a directory") from None
-    except PermissionError:
-        raise error(f"{what} {shown}: permission denied") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
-        raise error(f"{what} {shown}: cannot be read ({reason})") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise error(f"{what} {shown}: is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise error(f"{what} {shown}: not a regular file (a FIFO, socket or device is not read)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise error(f"{what} {shown}: too large ({info.st_size} bytes; at most {MAX_FILE_BYTES})")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1  # the file object owns it now
+    with open_user_file(path, what, error) as handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise error(f"{what} {shown}: too large ({size} bytes; at most {MAX_FILE_BYTES})")
             data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise error(f"{what} {shown}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        except OSError as exc:
+            raise error(f"{what} {shown}: cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_FILE_BYTES:  # it grew while we read it
         raise error(f"{what} {shown}: too large (at most {MAX_FILE_BYTES} bytes)")
     try:
