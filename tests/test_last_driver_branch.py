@@ -187,6 +187,10 @@ def test_the_fleet_plan_names_no_full_driver_past_the_gpus_last_branch(tmp_path:
     run = invoke("fleet", k80_418(tmp_path), "--plan", "--torch", "2.0", "--json")
     (step,) = run.json()["plan"]["steps"]
     assert int(step["branch"][1:]) <= 470 and step["full_driver"] is None
+    assert step["support"] == "minor-compat"
+    text = invoke("fleet", k80_418(tmp_path), "--plan", "--torch", "2.0").stdout
+    assert "through minor-version compatibility only: no driver these GPUs run supports it fully" in text
+    assert "full support from" not in text
 
 
 def test_a_group_whose_builds_need_a_driver_past_its_last_branch_is_never_planned(tmp_path: Path):

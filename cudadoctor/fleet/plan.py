@@ -34,7 +34,8 @@ class PlanStep:
 
     branch: str  # "R580"
     min_driver: str
-    full_driver: Optional[str]  # the driver that supports the build's CUDA fully (None: not known)
+    full_driver: Optional[str]  # the driver that supports the build's CUDA fully (None: not known, or past the GPUs' last branch)
+    support: str  # "full", or "minor-compat": the build runs at min_driver only through CUDA minor-version compatibility
     variant: str
     cuda: str
     image: Optional[str]
@@ -131,7 +132,8 @@ def upgrade_plan(fleet: FleetResult, table: CompatTable, release: Optional[Pytor
         gained = sum(len(g.hosts) for g in groups)
         total += gained
         steps.append(PlanStep(
-            branch=f"R{DriverVersion.parse(floor).branch}", min_driver=floor, full_driver=action.full_driver, variant=action.variant or "",
+            branch=f"R{DriverVersion.parse(floor).branch}", min_driver=floor, full_driver=action.full_driver, support=action.support or "full",
+            variant=action.variant or "",
             cuda=action.cuda or "", image=action.image, groups=tuple(_plan_group(g) for g in groups), hosts=gained, running=total,
         ))
     return UpgradePlan(target.version, judged, running, tuple(steps), tuple(never))

@@ -56,7 +56,7 @@ def plan_payload(plan: UpgradePlan) -> dict[str, Any]:
         "reachable": plan.reachable,
         "steps": [
             {
-                "branch": s.branch, "min_driver": s.min_driver, "full_driver": s.full_driver, "variant": s.variant, "cuda": s.cuda,
+                "branch": s.branch, "min_driver": s.min_driver, "full_driver": s.full_driver, "support": s.support, "variant": s.variant, "cuda": s.cuda,
                 "image": s.image, "hosts": s.hosts, "running": s.running, "groups": [_group(g) for g in s.groups],
             }
             for s in plan.steps

@@ -85,7 +85,12 @@ def render_plan(console: Console, plan: UpgradePlan) -> None:
     out.line(("Upgrade plan ", "bold"), (f"for PyTorch {plan.torch}", "bold green"),
              (f": runs on {plan.running} of {plan.judged} judged hosts as they are{after}", ""), hanging=2)
     for number, step in enumerate(plan.steps, 1):
-        full = f", full support from {step.full_driver}" if step.full_driver and step.full_driver != step.min_driver else ""
+        if step.full_driver and step.full_driver != step.min_driver:
+            full = f", full support from {step.full_driver}"
+        elif step.support != "full" and not step.full_driver:
+            full = ", through minor-version compatibility only: no driver these GPUs run supports it fully"
+        else:
+            full = ""
         out.line((f"{number}. {step.branch}: ", "bold"), (f"driver >= {step.min_driver}", "bold"),
                  (f" to run {step.variant} (CUDA {step.cuda}{full}): +{step.hosts} hosts, {step.running} of {plan.judged}", ""),
                  indent=2, hanging=5)
