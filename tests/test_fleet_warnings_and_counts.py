@@ -63,3 +63,15 @@ def test_mig_counts_are_capped_too() -> None:
     labels = {**gfd_labels("A100", "550.54.15"), "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-1g.10gb.count": "999999"}
     with pytest.raises(LabelError, match="mig-1g.10gb.count"):
         facts_from_labels(labels)
+
+
+@pytest.mark.parametrize("name, shown", [("ad\rmin", "ad\\rmin"), ("ad\b\amin", "ad\\x08\\x07min"), (OSC_NAME, "evil\\x1b]0;pwned\\x07")])
+def test_a_node_name_with_control_characters_is_shown_escaped_in_the_report_not_dropped(tmp_path, name: str, shown: str) -> None:
+    # Dropped (as the report library drops BEL, BS and CR) or read as a space, "ad\rmin" would show
+    # as a node named "admin" or "ad min": two nodes that look alike must not be shown alike.
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(node_list([node(name, gfd_labels("A100", "550.54.15"))])))
+    proc = run_cli("fleet", str(path), timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert _controls(proc.stdout) == []
+    assert shown in proc.stdout

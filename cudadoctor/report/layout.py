@@ -19,6 +19,8 @@ from typing import Iterable, Optional, Sequence
 from rich.console import Console
 from rich.text import Text
 
+from ..model.text import escape_control
+
 Segment = tuple[str, str]  # (text, style)
 _WORD = re.compile(r"(?:`[^`]*`|\S)+")
 
@@ -84,7 +86,11 @@ class Printer:
     def line(self, *segments: Segment, indent: int = 0, hanging: Optional[int] = None, tail: Sequence[Segment] = ()) -> None:
         """``segments`` wrapped at ``self.width``: the first line starts ``indent`` spaces in, the
         others ``hanging`` (default: ``indent`` + 2). ``tail`` (a finding code) is glued to the last
-        word, two spaces after it, so it never lands on a line alone."""
+        word, two spaces after it, so it never lands on a line alone. Control characters in the
+        text (a node named ``ad\rmin``) are written as escapes first: rich would drop BEL, BS and
+        CR, and the wrapping would take CR, VT or FF for a space."""
+        segments = tuple((escape_control(text), style) for text, style in segments)
+        tail = tuple((escape_control(text), style) for text, style in tail)
         words = _words(segments)
         if tail:
             if words:
@@ -128,6 +134,7 @@ class Printer:
         """A command a user copies: one line, never wrapped, whatever the width; when it is wider
         than the terminal it stands alone at column 0, so the terminal's own wrap starts each
         continuation at the left edge and a triple-click still copies it whole."""
+        command = escape_control(command)
         if self.width is not None and indent + len(command) > self.width:
             indent = 0
         self.console.print(Text.assemble(" " * indent, (command, style)), soft_wrap=True)
