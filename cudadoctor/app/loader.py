@@ -294,6 +294,27 @@ def snapshot_guard(path: str, force: bool) -> "Callable[[Optional[os.stat_result
     return guard
 
 
+def _existing_target(path: str, directory_hint: str, other_hint: str) -> Optional[os.stat_result]:
+    """What is at a file cudadoctor is about to replace, looked at without following it: None when
+    nothing is there yet; OutputError (one line) for a symlink (what it points to may change before
+    the write), a directory, a FIFO, a device or a name that cannot be used."""
+    shown = shown_path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
+        raise OutputError(f"cannot write {shown}: {reason}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise OutputError(f"cannot write {shown}: it is a symlink (give the path of the file it points to)")
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"cannot write {shown}: is a directory ({directory_hint})")
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(f"cannot write {shown}: not a regular file{other_hint}")
+    return info
+
+
 def check_output_target(path: str, force: bool = False) -> None:
     """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
     device, a directory or a symlink always, and an existing file that is not a cudadoctor
@@ -301,20 +322,8 @@ def check_output_target(path: str, force: bool = False) -> None:
     from ..model.snapshot import SNAPSHOT_KIND
 
     shown = shown_path(path)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
-        raise OutputError(f"cannot write {shown}: {reason}") from None
-    if stat.S_ISLNK(info.st_mode):  # never followed: what it points to may change before the write
-        raise OutputError(f"cannot write {shown}: it is a symlink (give the path of the file it points to)")
-    if stat.S_ISDIR(info.st_mode):
-        raise OutputError(f"cannot write {shown}: is a directory (give a file name)")
-    if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"cannot write {shown}: not a regular file (to print the snapshot, use --json)")
-    if force:
+    info = _existing_target(path, "give a file name", " (to print the snapshot, use --json)")
+    if info is None or force:
         return
     try:
         data = json.loads(read_user_file(path, "existing file", OutputError))
@@ -333,20 +342,8 @@ def check_metrics_target(path: str, force: bool = False) -> None:
     a device, a directory or a symlink always, and an existing file that is neither empty nor
     cudadoctor's metrics unless ``force`` (checked again where the file is replaced: metrics_guard)."""
     shown = shown_path(path)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
-        raise OutputError(f"cannot write {shown}: {reason}") from None
-    if stat.S_ISLNK(info.st_mode):  # never followed: what it points to may change before the write
-        raise OutputError(f"cannot write {shown}: it is a symlink (give the path of the file it points to)")
-    if stat.S_ISDIR(info.st_mode):
-        raise OutputError(f"cannot write {shown}: is a directory (give a file name, e.g. .../cudadoctor.prom)")
-    if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"cannot write {shown}: not a regular file")
-    if force or info.st_size == 0:
+    info = _existing_target(path, "give a file name, e.g. .../cudadoctor.prom", "")
+    if info is None or force or info.st_size == 0:
         return
     try:
         head = read_user_file(path, "existing file", OutputError)[: len(METRICS_MARK)]
