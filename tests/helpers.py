@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from click.testing import CliRunner
 
@@ -108,3 +108,25 @@ def core_check(facts, table=None, image_facts=None, only=None, **request_values:
     checks = CHECKS if only is None else tuple(c for c in CHECKS if c.name in set(only))
     assert only is None or len(checks) == len(set(only)), f"unknown check in {only}"
     return check(facts, table, resolve_request(table, **request_values), image=image_facts, checks=checks)
+
+
+def wait_for(condition: Callable[[], Any], limit: float = 60.0) -> bool:
+    """Poll until ``condition()`` holds (a bound against a broken test, not a speed claim)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return bool(condition())
+
+
+def signal_and_wait(proc: "subprocess.Popen[Any]", signum: int, timeout: float = 60) -> Any:
+    """Send ``signum`` to a running command and wait for it to end (killed if it does not); its stderr."""
+    try:
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return err

@@ -7,15 +7,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
 import docker_daemon
 import nvml_stub
-from helpers import run_cli, start_cli
+from helpers import run_cli, signal_and_wait, start_cli, wait_for
 from sysroot import make_sysroot
-from test_nothing_left_behind import wait_for
 
 # Enough files that creating a container from the image (the vfs storage driver copies them into
 # its layer) outlasts a short --timeout; the case had 20 000.
@@ -93,18 +91,10 @@ def test_scan_of_a_large_image_with_a_short_timeout_leaves_no_container(env, ima
 def test_a_signal_while_an_image_is_read_removes_its_container(env, images, signum: int, status: int) -> None:
     proc = start_cli("scan", "--image", "cdtest/many:files", "--timeout", "300", env=env,
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        end = time.monotonic() + 60  # a bound against a broken test, not a speed claim
-        while not left_behind(images) and proc.poll() is None and time.monotonic() < end:
-            time.sleep(0.02)
-        if proc.poll() is not None:
-            pytest.skip("the scan ended before its container could be seen")
-        proc.send_signal(signum)
-        _out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    wait_for(lambda: bool(left_behind(images)) or proc.poll() is not None)
+    if proc.poll() is not None:
+        pytest.skip("the scan ended before its container could be seen")
+    err = signal_and_wait(proc, signum)
     assert proc.returncode == status, err
     assert b"Traceback" not in err
     assert nothing_left(images), left_behind(images)

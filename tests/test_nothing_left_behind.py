@@ -12,12 +12,11 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
 import nvml_stub
-from helpers import run_cli, start_cli
+from helpers import run_cli, signal_and_wait, start_cli, wait_for
 
 A100 = {"count": 1, "gpu0.name": "NVIDIA A100-SXM4-80GB", "gpu0.cc": "8.0"}
 
@@ -48,16 +47,6 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def wait_for(condition, limit: float = 60.0) -> bool:
-    """Poll until ``condition()`` holds (a bound against a broken test, not a speed claim)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def children_of(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -77,15 +66,12 @@ def test_a_signal_while_nvml_hangs_ends_the_command_and_its_child(fake_nvml_env,
     env = fake_nvml_env({**A100, "hang.nvmlInit": 1})
     marker = f"FAKE_NVML_CONFIG={env['FAKE_NVML_CONFIG']}"
     proc = start_cli("check", "--nvml-timeout", "300", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert wait_for(lambda: children_of(proc.pid) != []), "the NVML child never started"
-        child = children_of(proc.pid)[0]
-        proc.send_signal(signum)
-        _out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    if not wait_for(lambda: children_of(proc.pid) != []):
+        proc.kill()
+        proc.wait()
+        pytest.fail("the NVML child never started")
+    child = children_of(proc.pid)[0]
+    err = signal_and_wait(proc, signum)
     assert proc.returncode == status, err
     assert b"Traceback" not in err
     assert wait_for(lambda: processes_with(marker) == [], 10), processes_with(marker)
