@@ -16,56 +16,13 @@ class OutputError(Exception):
     """A file cudadoctor was asked to write that it cannot or must not write; one-line message."""
 
 
-def write_atomically(path: str, text: str, *, follow_symlink: bool = True) -> None:
+def write_atomically(path: str, text: str) -> None:
     """Replace ``path`` with ``text`` so that a reader sees the old file or the new one, never part
-    of one: the text goes to a temporary file in the same directory, is flushed and fsynced, and
-    is renamed over the target (then the directory is fsynced, so the rename survives a crash).
-    A symlink is followed (its target is replaced) unless ``follow_symlink`` is False: then a
-    symlink at ``path`` is refused, checked before writing and again just before the rename (the
-    rename itself never follows one). An existing file keeps its permissions."""
-    import signal
-    import tempfile
-
-    shown = shown_path(path)
-    if not follow_symlink:
-        _refuse_symlink(path, shown)
-    target = os.path.realpath(path) if follow_symlink else os.path.abspath(path)
-    directory = os.path.dirname(target) or "."
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    temp = None
-    # SIGTERM mid-write ends the process through the cleanup below, not around it.
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    except ValueError:  # not the main thread: leave the handler alone
-        previous = None
-    try:
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        if not follow_symlink:
-            _refuse_symlink(target, shown)
-        os.replace(temp, target)
-        temp = None
-        _fsync_directory(directory)
-    except OSError as exc:
-        raise OutputError(f"cannot write {shown}: {exc.strerror or exc}") from None
-    finally:
-        if temp is not None:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    of one (:func:`write_in_place_checked`, with no guard). A symlink at ``path`` is refused, with
+    its own line before anything is written, and again where the file is replaced. An existing file
+    keeps its permissions."""
+    _refuse_symlink(path, shown_path(path))
+    write_in_place_checked(path, text)
 
 
 def _refuse_symlink(path: str, shown: str) -> None:
@@ -77,22 +34,11 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems cannot fsync a directory; the rename itself is still atomic
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_in_place_checked(path: str, text: str, guard: Optional[Callable[[Optional[os.stat_result], int, str], None]] = None) -> None:
-    """Like :func:`write_atomically`, with the target checked where it is replaced, so that a
-    file swapped in while the text was being made cannot redirect the write: the directory is
+    """Replace ``path`` with ``text`` atomically: a temporary file in the same directory, flushed
+    and fsynced, renamed over the target, then the directory fsynced (a reader sees the old file or
+    the new one; SIGTERM mid-write removes the temporary file). The target is checked where it is
+    replaced, so that a file swapped in while the text was being made cannot redirect the write: the directory is
     opened once, and just before the rename the last component is looked at through it without
     following a symlink (a symlink, or anything but a regular file, is refused) and ``guard(stat
     or None, directory fd, name)`` runs again (it raises OutputError to refuse). The rename is

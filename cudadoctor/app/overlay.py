@@ -111,7 +111,7 @@ def write_overlay(data: dict[str, Any], path: Optional[str] = None) -> str:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
-    write_atomically(path, json.dumps(data, indent=1) + "\n", follow_symlink=False)
+    write_atomically(path, json.dumps(data, indent=1) + "\n")
     return path
 
 
