@@ -60,9 +60,9 @@ def test_a_partial_what_if_still_reads_nvml_in_its_child(fake_nvml_env, tmp_path
     assert loaders and pid not in loaders  # the forked child loads NVML; the command itself never does
 
 
-def test_the_what_if_facts_are_the_same_with_or_without_nvml_asked(fake_nvml_env) -> None:
-    """Skipping NVML changes nothing the command says: the facts --driver and --gpu give replace
-    NVML's whole, as a snapshot's what-if shows."""
+def test_a_full_what_if_reports_the_driver_and_gpus_it_was_given(fake_nvml_env) -> None:
+    """With NVML not asked, the host's driver and GPUs are the what-if's own (that the report is the
+    same as with NVML asked is tests/test_whatif_without_nvml.py's)."""
     import json
 
     env = fake_nvml_env({"count": 8})
