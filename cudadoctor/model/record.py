@@ -90,6 +90,42 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         post_init()
 
 
+def _class_init(klass: type) -> Callable[..., None]:
+    """The ``__init__`` of one record class: what ``_init`` does, with the class's field names,
+    defaults and ``__post_init__`` bound once (a finding or a driver support is built tens of
+    times per check, and looking each of them up on the class was most of the cost). Anything
+    unusual (a subclass that is not itself a record, a bad call) goes to ``_init``, which also
+    words the errors."""
+    names: tuple[str, ...] = klass.__record_names__  # type: ignore[attr-defined]
+    name_set: frozenset[str] = klass.__record_name_set__  # type: ignore[attr-defined]
+    required: frozenset[str] = klass.__record_required__  # type: ignore[attr-defined]
+    defaults: dict[str, Any] = klass.__record_defaults__  # type: ignore[attr-defined]
+    factories: tuple[tuple[str, Callable[[], Any]], ...] = klass.__record_factories__  # type: ignore[attr-defined]
+    post_init = getattr(klass, "__post_init__", None)
+    width = len(names)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if type(self) is not klass or len(args) > width or (args and kwargs and not kwargs.keys().isdisjoint(names[: len(args)])):
+            _init(self, *args, **kwargs)
+            return
+        if args:
+            kwargs.update(zip(names, args))
+        if not (kwargs.keys() <= name_set and required <= kwargs.keys()):
+            _init(self, **kwargs)
+            return
+        values = self.__dict__
+        values.update(defaults)
+        for name, factory in factories:
+            if name not in kwargs:
+                values[name] = factory()
+        values.update(kwargs)
+        if post_init is not None:
+            post_init(self)
+
+    __init__.__record_init__ = True  # type: ignore[attr-defined]
+    return __init__
+
+
 def _eq(self: Any, other: object) -> Any:
     if type(other) is not type(self):
         return NotImplemented
@@ -181,7 +217,7 @@ def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) 
         own = klass.__dict__
         # As dataclasses do: a method the class body writes itself is kept.
         explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-        methods: dict[str, Any] = {"__init__": _init, "__repr__": _repr}
+        methods: dict[str, Any] = {"__init__": _class_init(klass), "__repr__": _repr}
         if eq:
             methods["__eq__"] = _eq
         if order:
@@ -229,7 +265,7 @@ def replace(value: T, **changes: Any) -> T:
     source = value.__dict__
     current = {name: source[name] for name in names}
     current.update(changes)
-    if cls.__init__ is not _init:
+    if not getattr(cls.__init__, "__record_init__", False):
         return cls(**current)
     copy: T = object.__new__(cls)
     object.__setattr__(copy, "__dict__", current)
