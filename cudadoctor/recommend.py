@@ -95,6 +95,8 @@ def _blocked_gpus(host: HostView, variant: WheelVariant) -> Iterator[tuple[GpuFa
 
 def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
     """Why this variant cannot run on some GPU in scope (empty: it covers every GPU)."""
+    if _covers_gpus(host, variant):
+        return []  # decided per distinct compute capability, without walking every GPU
     problems = []
     toolkit = host.table.toolkit_architectures_for(variant.cuda)
     # Identical GPUs blocked the same way are one reason ("GPUs 0-7 (Tesla K80)"), not eight.

@@ -325,21 +325,26 @@ class HostView:
         """How a GPU runs a build: "sass" (machine code), "ptx" (JIT), or why not: "toolkit" (the CUDA
         release cannot target it), "not-built" (no code for it), "ptx-minor-compat" (only PTX, which a
         driver under minor-version compatibility cannot JIT-compile)."""
-        key = (id(variant), cc)  # checked to be the same variant object, as for the GPUs above
-        memo = self._memo("_runs")
-        known = memo.get(key)
-        if known is None or known[0] is not variant:
-            known = memo[key] = (variant, self._runs_for(variant, cc))
-        return known[1]
-
-    def _runs_for(self, variant: WheelVariant, cc: ComputeCapability) -> str:
-        toolkit = self.table.toolkit_architectures_for(variant.cuda)
-        if toolkit is not None and not toolkit.supports(cc):
-            return "toolkit"
-        coverage = variant.coverage(cc)
-        if coverage == "ptx" and self.nvml_ok and self.support(variant.cuda).tier == MINOR_COMPAT:
+        built = build_verdict(self.table, variant, cc)
+        if built == "ptx" and self.nvml_ok and self.support(variant.cuda).tier == MINOR_COMPAT:
             return "ptx-minor-compat"
-        return coverage or "not-built"
+        return built
+
+
+def build_verdict(table: CompatTable, variant: WheelVariant, cc: ComputeCapability) -> str:
+    """How a build runs on a compute capability as far as the table alone decides it: "sass", "ptx",
+    "toolkit" or "not-built" (the driver's part is HostView.runs'). Worked out once per table, as
+    every host asks it of the same variants. Kept on the variant (it is frozen), so that a build made
+    for one host (an image's own arch list) takes its memo with it; each entry names the table it is for."""
+    memo = variant.__dict__.get("_build_verdicts")
+    if memo is None:
+        memo = variant.__dict__["_build_verdicts"] = {}
+    known = memo.get(cc)
+    if known is None or known[0] is not table:
+        toolkit = table.toolkit_architectures_for(variant.cuda)
+        verdict = "toolkit" if toolkit is not None and not toolkit.supports(cc) else variant.coverage(cc) or "not-built"
+        known = memo[cc] = (table, verdict)
+    return known[1]
 
 
 def full_support_clause(host: HostView, support: DriverSupport, cuda: CudaVersion, floor: Optional[DriverVersion]) -> str:

@@ -154,7 +154,11 @@ class CudaVersion(_Dotted):
         return CudaVersion((self.numbers[0], self.numbers[1] if len(self.numbers) > 1 else 0))
 
     def __str__(self) -> str:
-        return ".".join(str(n) for n in self.numbers)
+        # Kept beside the key cache: the table's CUDA versions are written into every host's reasons.
+        text = self.__dict__.get("_text_cache")
+        if text is None:
+            text = self.__dict__["_text_cache"] = ".".join(str(n) for n in self.numbers)
+        return text
 
 
 @record(eq=False)
