@@ -299,6 +299,10 @@ class PytorchRelease:
     def inferred_variants(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.variants if v.evidence == "inferred")
 
+    @cached_property
+    def variant_names(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.variants)
+
     def install_version(self, variant: "WheelVariant") -> str:
         """The patch release to pin: the first one with the variant, else the newest."""
         return variant.first_patch or self.full_version
@@ -331,22 +335,35 @@ class ImageFamily:
 
     def variants_for(self, release: PytorchRelease) -> tuple[str, ...]:
         if not self.offers:
-            return tuple(v.name for v in release.variants)
+            return release.variant_names
+        return self._offers_by_release.get(release.version, ())
+
+    # Worked out once per family (it is frozen): every host's recommendation and target ask them.
+    @cached_property
+    def _offers_by_release(self) -> dict[str, tuple[str, ...]]:
+        offers: dict[str, tuple[str, ...]] = {}
         for version, variants in self.offers:
-            if version == release.version:
-                return variants
-        return ()
+            offers.setdefault(version, variants)  # the first entry of a release, as a scan finds it
+        return offers
+
+    @cached_property
+    def _references(self) -> dict[tuple[str, str, str, CudaVersion, Optional[str]], str]:
+        return {}
 
     def reference(self, release: PytorchRelease, variant: WheelVariant) -> str:
-        cudnn_major = (variant.cudnn or "").split(".")[0]
-        tag = self.tag_template.format(
-            torch=release.version,
-            torch_full=release.full_version,
-            variant=variant.name,
-            cuda=str(variant.cuda.major_minor),
-            cudnn_major=cudnn_major,
-        )
-        return f"{self.repository}:{tag}"
+        key = (release.version, release.full_version, variant.name, variant.cuda, variant.cudnn)
+        known = self._references.get(key)
+        if known is None:
+            cudnn_major = (variant.cudnn or "").split(".")[0]
+            tag = self.tag_template.format(
+                torch=release.version,
+                torch_full=release.full_version,
+                variant=variant.name,
+                cuda=str(variant.cuda.major_minor),
+                cudnn_major=cudnn_major,
+            )
+            known = self._references[key] = f"{self.repository}:{tag}"
+        return known
 
     @cached_property
     def _tag_pattern(self) -> "re.Pattern[str]":
@@ -532,8 +549,15 @@ class CompatTable:
         return {s.key: s for s in self.sources}
 
     def cite(self, key: str) -> str:
-        source = self._sources.get(key)
-        return source.cite() if source else key
+        cited = self._citations.get(key)
+        if cited is None:
+            source = self._sources.get(key)
+            cited = self._citations[key] = source.cite() if source else key
+        return cited
+
+    @cached_property
+    def _citations(self) -> dict[str, str]:
+        return {}  # each key's citation, worded once per table (every host's findings cite the same sources)
 
     # --- driver <-> CUDA -------------------------------------------------------------------
 
@@ -674,10 +698,14 @@ class CompatTable:
         parts = wanted.split(".")
         if len(parts) == 3 and all(p.isdigit() for p in parts):
             wanted = ".".join(parts[:2])
+        return self._releases_by_version.get(wanted)
+
+    @cached_property
+    def _releases_by_version(self) -> dict[str, PytorchRelease]:
+        by_version: dict[str, PytorchRelease] = {}
         for release in self.pytorch_releases:
-            if release.version == wanted:
-                return release
-        return None
+            by_version.setdefault(release.version, release)  # the first of a version, as a scan finds it
+        return by_version
 
     @cached_property
     def _newest_with_sass(self) -> dict[tuple[ComputeCapability, Optional[str]], Optional[PytorchRelease]]:
