@@ -9,7 +9,7 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 from .compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, full_support_clause, gpus_label
@@ -123,7 +123,7 @@ def _gpu_blockers(host: HostView, variant: WheelVariant) -> list[str]:
 def _covers_gpus(host: HostView, variant: WheelVariant) -> bool:
     """The variant runs on every GPU in scope (what _gpu_blockers says, without building its text):
     asked once per distinct compute capability, as _blocked_gpus judges each GPU by its own."""
-    return all(host.runs(variant, cc) in ("sass", "ptx") for cc in host.ccs_in_scope)
+    return host.covers(variant)
 
 
 def fit_tier(host: HostView, release: PytorchRelease, name: str) -> Optional[str]:
@@ -227,7 +227,7 @@ def _release_notes(release: PytorchRelease) -> list[str]:
     return notes
 
 
-def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVariant) -> tuple[list[str], list[str]]:
+def _variant_notes(table: CompatTable, release: PytorchRelease, variant: WheelVariant) -> tuple[list[str], list[str]]:
     """(every note on the chosen variant, the caveats among them: what may make the answer wrong)."""
     notes, caveats = [], []
     if variant.seen_on:
@@ -241,8 +241,8 @@ def _variant_notes(host: HostView, release: PytorchRelease, variant: WheelVarian
         caveats.append(f"{variant.name}'s arch list rests on third-party evidence, not a read binary")
     elif variant.evidence in ("release-matrix", "build-script"):
         notes.append(f"{variant.name}'s arch list rests on {variant.evidence} evidence, not a read binary")
-    if host.table.min_driver_full(variant.cuda) is None:
-        floor = host.table.minor_compat_floor(variant.cuda.major)
+    if table.min_driver_full(variant.cuda) is None:
+        floor = table.minor_compat_floor(variant.cuda.major)
         if floor is not None:
             caveats.append(
                 f"CUDA {variant.cuda.major_minor} has no driver row in the table: judged by the {variant.cuda.major}.x floor ({floor.min_driver_linux})"
@@ -420,12 +420,12 @@ def _upgrade_action(host: HostView, family: ImageFamily, release: PytorchRelease
     # Full support from a driver past the GPUs' last branch is out of reach: the build runs only
     # under minor-version compatibility there, and no full driver is named.
     full = support.full_min if support.full_min is not None and not host.past_ceiling(support.full_min) else None
+    build = _build_facts(host.table, family, release, variant)
     return Action(
         "upgrade-driver", min_driver=str(floor), full_driver=str(full) if full is not None else None,
         torch=release.version, variant=variant.name, cuda=str(variant.cuda.major_minor),
         support="full" if floor == support.full_min else "minor-compat",
-        image=family.reference(release, variant) if variant.name in family.variants_for(release) else None,
-        wheel_index_url=host.table.index_url_of(variant),
+        image=build["image"], wheel_index_url=build["wheel_index_url"],
         pip_command=_documented_pip(host.table, release, variant),
     )
 
@@ -464,7 +464,7 @@ def _smallest_upgrade(
 def considered(release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[str, ...]:
     """The variants a recommendation chooses from: the family's images of the release (``images``),
     else every wheel variant the release publishes (an image is then named where the family has one)."""
-    return family.variants_for(release) if images else tuple(v.name for v in release.variants)
+    return family.variants_for(release) if images else release.variant_names
 
 
 def recommend(
@@ -540,7 +540,6 @@ def recommend(
         rejected.append(Rejection(variant.name, reason))
     rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
     covers = " whose wheels carry code for every GPU here" if host.gpus_in_scope else ""
-    notes, caveats = _variant_notes(host, release, best)
     if tier == "full":
         why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"
     elif tier == FORWARD_COMPAT:
@@ -564,23 +563,38 @@ def recommend(
         family=family.name,
         variant=best.name,
         cuda=str(best.cuda.major_minor),
-        image=family.reference(release, best) if best.name in family.variants_for(release) else None,
         support=tier,
         why=why,
-        wheel_index_url=table.index_url_of(best),
         rejected=tuple(rejected),
-        evidence=best.evidence or None,
         platform=host.platform,
-        install_version=release.install_version(best),
-        install_style=release.install_style,
-        wheel_page_url=table.wheel_page_url(release, best),
-        plain_wheel=best.name == release.default_variant,
-        first_patch=best.first_patch,
-        unverified=release.unverified_variants,
-        inferred=release.inferred_variants,
-        notes=tuple(notes + _release_notes(release)),
-        caveats=tuple(caveats),
+        **_build_facts(table, family, release, best),
     )
+
+
+def _build_facts(table: CompatTable, family: ImageFamily, release: PytorchRelease, best: WheelVariant) -> dict[str, Any]:
+    """What a recommendation of this build says that the table alone decides (its image, where pip
+    finds it, its notes), as the Recommendation's fields: worked out once per table, not once per host."""
+    memo = table.memo("build-facts")
+    key = (id(family), id(release), id(best))  # checked to be the same objects, as the table keeps them
+    known = memo.get(key)
+    if known is None or known[0] is not family or known[1] is not release or known[2] is not best:
+        notes, caveats = _variant_notes(table, release, best)
+        facts = dict(
+            image=family.reference(release, best) if best.name in family.variants_for(release) else None,
+            wheel_index_url=table.index_url_of(best),
+            evidence=best.evidence or None,
+            install_version=release.install_version(best),
+            install_style=release.install_style,
+            wheel_page_url=table.wheel_page_url(release, best),
+            plain_wheel=best.name == release.default_variant,
+            first_patch=best.first_patch,
+            unverified=release.unverified_variants,
+            inferred=release.inferred_variants,
+            notes=tuple(notes + _release_notes(release)),
+            caveats=tuple(caveats),
+        )
+        known = memo[key] = (family, release, best, facts)
+    return known[3]
 
 
 def _fixes(host: HostView, family: ImageFamily, release: PytorchRelease, other_releases: bool, images: bool = True) -> Fixes:

@@ -330,6 +330,16 @@ class HostView:
             return "ptx-minor-compat"
         return built
 
+    def covers(self, variant: WheelVariant) -> bool:
+        """Whether the build runs ("sass" or "ptx") on every GPU in scope: asked once per distinct
+        compute capability, and remembered per variant (the recommender asks it of the same
+        variants again and again)."""
+        memo = self._memo("_covers")
+        known = memo.get(id(variant))
+        if known is None or known[0] is not variant:  # checked to be the same variant object, as for runs()
+            known = memo[id(variant)] = (variant, all(self.runs(variant, cc) in ("sass", "ptx") for cc in self.ccs_in_scope))
+        return known[1]
+
 
 def build_verdict(table: CompatTable, variant: WheelVariant, cc: ComputeCapability) -> str:
     """How a build runs on a compute capability as far as the table alone decides it: "sass", "ptx",

@@ -65,7 +65,11 @@ class _Dotted:
         return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._key()))
+        # Cached too: the table's versions key the memos every host's check looks up.
+        cached = self.__dict__.get("_hash_cache")
+        if cached is None:
+            cached = self.__dict__["_hash_cache"] = hash((type(self).__name__, self._key()))
+        return cached
 
     def __lt__(self, other: object) -> bool:
         if type(other) is not type(self):
