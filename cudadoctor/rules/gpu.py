@@ -53,19 +53,12 @@ def check_gpus_present(ctx: CheckContext) -> list[Finding]:
             )
         ]
     findings = []
+    lines: dict[tuple[Optional[ComputeCapability], Optional[int], Optional[str]], str] = {}  # eight identical GPUs: one line
     for gpu in gpus:
         cc = host.cc(gpu)
-        info = table.cc_info(cc) if cc else None
-        facts_line = ", ".join(
-            part
-            for part in (
-                cc.sm if cc else "compute capability unknown",
-                info.architecture if info else None,
-                _gib(gpu.memory_total_bytes),
-                gpu.brand,
-            )
-            if part
-        )
+        facts_line = lines.get((cc, gpu.memory_total_bytes, gpu.brand))
+        if facts_line is None:
+            facts_line = lines[(cc, gpu.memory_total_bytes, gpu.brand)] = _facts_line(ctx, cc, gpu)
         source = NVML_SOURCE if gpu.source == "nvml" else "--gpu"
         if cc is None:
             findings.append(
@@ -104,6 +97,13 @@ def check_gpus_present(ctx: CheckContext) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _facts_line(ctx: CheckContext, cc: Optional[ComputeCapability], gpu: GpuFacts) -> str:
+    """"sm_80, Ampere, 80 GiB, tesla": what the gpu-ok line says of a GPU."""
+    info = ctx.table.cc_info(cc) if cc else None
+    parts = (cc.sm if cc else "compute capability unknown", info.architecture if info else None, _gib(gpu.memory_total_bytes), gpu.brand)
+    return ", ".join(part for part in parts if part)
 
 
 def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
@@ -457,9 +457,9 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
     if not table.features:
         return []
     # What the table says of a compute capability is worked out once per table, not once per host.
-    summaries: dict[Optional[ComputeCapability], tuple[int, str]] = table.memo("gpu-capabilities")
+    summaries: dict[Optional[ComputeCapability], tuple[str, str]] = table.memo("gpu-capabilities")
     if None not in summaries:
-        summaries[None] = (0, "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features)))
+        summaries[None] = ("", "; ".join(dict.fromkeys(table.cite(f.source) for f in table.features)))
     sources = summaries[None][1]
     findings = []
     for gpu in host.gpus_in_scope:
@@ -470,13 +470,13 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
             has = [f"{f.name} (>= {f.min_cc})" for f in table.features if cc >= f.min_cc]
             lacks = [f"{f.name} (needs >= {f.min_cc})" for f in table.features if cc < f.min_cc]
             detail = ("Has: " + ", ".join(has) + ". " if has else "") + ("Lacks: " + ", ".join(lacks) + "." if lacks else "")
-            summaries[cc] = (len(has), detail.strip())
-        count, detail = summaries[cc]
+            summaries[cc] = (f", compute capability {cc}: {len(has)} of {len(table.features)} listed features", detail.strip())
+        said, detail = summaries[cc]
         findings.append(
             Finding(
                 code="gpu-capabilities",
                 severity=INFO,
-                title=f"{gpu_label(gpu)}, compute capability {cc}: {count} of {len(table.features)} listed features",
+                title=f"{gpu_label(gpu)}{said}",
                 detail=detail,
                 source=sources,
                 gpu_index=gpu.index,
