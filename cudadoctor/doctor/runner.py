@@ -48,7 +48,11 @@ def run_checks(checks: Iterable[Check], ctx: CheckContext) -> tuple[Finding, ...
     findings: list[Finding] = []
     for check in checks:
         try:
-            made = [_stamped(finding, check) for finding in check.run(ctx)]
+            made = check.run(ctx)
+            # Most checks have nothing to say on a host: an empty list or tuple has nothing to stamp
+            # (anything else is walked, and fails here as it did if it is not findings).
+            if made or type(made) not in (list, tuple):
+                made = [_stamped(finding, check) for finding in made]
         except Exception as exc:  # one broken check must not take the whole report down
             made = [crashed(check, exc)]
         findings.extend(made)
