@@ -263,6 +263,22 @@ def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tup
     return known[1]
 
 
+Build = tuple[str, Optional[WheelVariant], str]  # (variant name, its build for the platform or None, why it is not offered)
+
+
+def _offered_builds(host: HostView, release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[Build, ...]:
+    """The variants a recommendation chooses from (``considered``), each as built for the host's
+    platform: the table's answer, worked out once per (release, family, platform), so that the
+    recommender's loops over them look nothing up per variant."""
+    memo = host.table.memo("offered-builds")
+    key = (id(release), id(family), images, host.platform)
+    known = memo.get(key)
+    if known is None or known[0] is not release or known[1] is not family:
+        builds = tuple((name,) + _platform_variant(host, release, name) for name in considered(release, family, images))
+        known = memo[key] = (release, family, builds)
+    return known[2]
+
+
 def _platform_variant_of(platform: Optional[str], release: PytorchRelease, name: str) -> tuple[Optional[WheelVariant], str]:
     variant = release.variant(name)
     if variant is None:
@@ -365,8 +381,7 @@ def _smallest_release_upgrade(host: HostView, release: PytorchRelease, family: I
     """The lowest driver floor at which a variant of ``release`` covering these GPUs would run here,
     with that variant; None when no driver upgrade makes one run."""
     upgrades: list[Upgrade] = []
-    for name in considered(release, family, images):
-        variant, _ = _platform_variant(host, release, name)
+    for _, variant, _ in _offered_builds(host, release, family, images):
         if variant is None or not _covers_gpus(host, variant):
             continue
         support = host.support(variant.cuda)
@@ -491,8 +506,7 @@ def recommend(
         )
     candidates: list[tuple[int, WheelVariant, str]] = []
     rejected: list[Rejection] = []
-    for name in offered:
-        variant, unavailable = _platform_variant(host, release, name)
+    for name, variant, unavailable in _offered_builds(host, release, family, images):
         if variant is None:
             if unavailable:
                 rejected.append(Rejection(name, unavailable))
@@ -621,7 +635,7 @@ def _release_fits(host: HostView, release: PytorchRelease, family: ImageFamily, 
     decided without building the recommendation's words."""
     if nothing_to_run_on(host) or no_gpu_in_scope(host):
         return False
-    return any(_fits(host, _platform_variant(host, release, name)[0]) for name in considered(release, family, images))
+    return any(_fits(host, variant) for _, variant, _ in _offered_builds(host, release, family, images))
 
 
 def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease, images: bool = True) -> Fixes:
@@ -629,7 +643,7 @@ def _other_releases(host: HostView, family: ImageFamily, release: PytorchRelease
     for other in host.table.releases_newest_first:
         if other.version == release.version:
             continue
-        if not any(_fits(host, _platform_variant(host, other, name)[0]) for name in considered(other, family, images)):
+        if not any(_fits(host, variant) for _, variant, _ in _offered_builds(host, other, family, images)):
             continue
         result = recommend(host, other, family, suggest_other_releases=False, images=images)
         if result.found:
