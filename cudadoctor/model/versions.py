@@ -32,7 +32,7 @@ _CC_RE = re.compile(r"^(?:(?P<dot>\d{1,2})\.(?P<minor>\d)|(?:sm_?|compute_)?(?P<
 
 
 def _numbers(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split("."))
+    return tuple(map(int, text.split(".")))
 
 
 def compare_dotted(left: tuple[int, ...], right: tuple[int, ...]) -> int:
@@ -44,7 +44,9 @@ def compare_dotted(left: tuple[int, ...], right: tuple[int, ...]) -> int:
 
 
 class _Dotted:
-    """Ordering and hashing shared by the dotted version types (trailing zeros do not matter)."""
+    """Ordering and hashing shared by the dotted version types (trailing zeros do not matter).
+    Ordered by the cached keys: with trailing zeros dropped, comparing the tuples is comparing
+    the versions as compare_dotted pads them (a key that is a prefix of another is the smaller)."""
 
     numbers: tuple[int, ...]
 
@@ -74,22 +76,22 @@ class _Dotted:
     def __lt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) < 0
+        return self._key() < other._key()
 
     def __le__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) <= 0
+        return self._key() <= other._key()
 
     def __gt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) > 0
+        return self._key() > other._key()
 
     def __ge__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return compare_dotted(self.numbers, other.numbers) >= 0
+        return self._key() >= other._key()
 
 
 @record(eq=False)
