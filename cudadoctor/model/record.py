@@ -103,10 +103,19 @@ def _class_init(klass: type) -> Callable[..., None]:
     factories: tuple[tuple[str, Callable[[], Any]], ...] = klass.__record_factories__  # type: ignore[attr-defined]
     post_init = getattr(klass, "__post_init__", None)
     width = len(names)
+    # The fewest positional arguments that give every required field (required fields come first).
+    least = max((i + 1 for i, name in enumerate(names) if name in required), default=0)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if type(self) is not klass or len(args) > width or (args and kwargs and not kwargs.keys().isdisjoint(names[: len(args)])):
             _init(self, *args, **kwargs)
+            return
+        if not kwargs and len(args) >= least and not factories:  # positional only: nothing to check
+            values = self.__dict__
+            values.update(defaults)
+            values.update(zip(names, args))
+            if post_init is not None:
+                post_init(self)
             return
         if args:
             kwargs.update(zip(names, args))
