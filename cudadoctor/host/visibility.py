@@ -17,6 +17,7 @@ differ from nvidia-smi's numbering (and cannot be predicted exactly, so it is fl
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts, HostFacts, MigDeviceFacts
@@ -67,11 +68,14 @@ def mixed_models(gpus: tuple[GpuFacts, ...]) -> bool:
     return len({(g.name, g.compute_capability) for g in gpus}) > 1
 
 
+_INDEX = attrgetter("index")
+
+
 def cuda_order(gpus: tuple[GpuFacts, ...], device_order: str) -> tuple[GpuFacts, ...]:
     """The GPUs in the order CUDA numbers them (PCI order where it can be known)."""
     if device_order == "PCI_BUS_ID":
         return tuple(sorted(gpus, key=lambda g: ((g.pci_bus_id or "").lower(), g.index)))
-    return tuple(sorted(gpus, key=lambda g: g.index))  # NVML numbers in PCI order
+    return tuple(sorted(gpus, key=_INDEX))  # NVML numbers in PCI order
 
 
 def resolve(gpus: tuple[GpuFacts, ...], setting: Optional[str], device_order: Optional[str] = None) -> Visibility:
