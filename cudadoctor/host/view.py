@@ -337,7 +337,10 @@ class HostView:
         memo = self._memo("_covers")
         known = memo.get(id(variant))
         if known is None or known[0] is not variant:  # checked to be the same variant object, as for runs()
-            known = memo[id(variant)] = (variant, all(self.runs(variant, cc) in ("sass", "ptx") for cc in self.ccs_in_scope))
+            built, by_ptx = build_coverage(self.table, variant, self.ccs_in_scope)
+            # As runs() says it GPU by GPU: PTX does not run under minor-version compatibility.
+            covered = built and not (by_ptx and self.nvml_ok and self.support(variant.cuda).tier == MINOR_COMPAT)
+            known = memo[id(variant)] = (variant, covered)
         return known[1]
 
 
@@ -355,6 +358,20 @@ def build_verdict(table: CompatTable, variant: WheelVariant, cc: ComputeCapabili
         verdict = "toolkit" if toolkit is not None and not toolkit.supports(cc) else variant.coverage(cc) or "not-built"
         known = memo[cc] = (table, verdict)
     return known[1]
+
+
+def build_coverage(table: CompatTable, variant: WheelVariant, ccs: tuple[ComputeCapability, ...]) -> tuple[bool, bool]:
+    """(the build runs on every one of these compute capabilities as far as the table decides it,
+    on some of them only by PTX): build_verdict over a host's GPUs, kept on the variant once per
+    table and set of compute capabilities (hosts of one GPU model ask the same)."""
+    memo = variant.__dict__.get("_build_coverage")
+    if memo is None:
+        memo = variant.__dict__["_build_coverage"] = {}
+    known = memo.get(ccs)
+    if known is None or known[0] is not table:
+        verdicts = [build_verdict(table, variant, cc) for cc in ccs]
+        known = memo[ccs] = (table, all(v in ("sass", "ptx") for v in verdicts), "ptx" in verdicts)
+    return known[1], known[2]
 
 
 def full_support_clause(host: HostView, support: DriverSupport, cuda: CudaVersion, floor: Optional[DriverVersion]) -> str:
