@@ -8,6 +8,7 @@ no rule parses a fact again.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable, Optional, Sequence, TypeVar
 
 from ..compat.table import CompatTable, GpuModel, LastDriverBranch, WheelVariant, host_platform
@@ -48,7 +49,12 @@ def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
 
 def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
     model = table.gpu_model(gpu.name) if gpu.name else None
-    return _parsed(ComputeCapability.parse, gpu.compute_capability) or (model.cc if model else None), model
+    parsed = _parsed(ComputeCapability.parse, gpu.compute_capability)
+    if parsed is not None:
+        # One object per compute capability (at most 1000 of them: two digits and one): the memos
+        # keyed by it, on the table's variants, then find it by identity, not by calling __eq__.
+        parsed = table.memo("compute-capabilities").setdefault(parsed, parsed)
+    return parsed or (model.cc if model else None), model
 
 
 def forward_compat_in_effect(
@@ -189,28 +195,27 @@ class HostView:
 
     # --- GPUs --------------------------------------------------------------------------------
 
-    @property
+    # Cached on the view, outside the fields (a replace()d view works them out again): every
+    # rule and the recommender read them, many times per check.
+    @cached_property
     def gpus(self) -> tuple[GpuFacts, ...]:
         return self.facts.gpus
 
-    @property
+    @cached_property
     def gpus_in_scope(self) -> tuple[GpuFacts, ...]:
         """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
         return self.visibility.gpus
 
-    @property
+    @cached_property
     def ccs_in_scope(self) -> tuple[ComputeCapability, ...]:
         """The distinct known compute capabilities of the GPUs in scope, in first-seen order: what
         decides whether a build runs on all of them (eight identical GPUs are asked about once)."""
-        memo = self._memo("_ccs_in_scope")
-        if not memo:
-            found: dict[ComputeCapability, None] = {}
-            for gpu in self.gpus_in_scope:
-                cc = self.cc(gpu)
-                if cc is not None:
-                    found.setdefault(cc, None)
-            memo[None] = tuple(found)
-        return memo[None]  # type: ignore[no-any-return]
+        found: dict[ComputeCapability, None] = {}
+        for gpu in self.gpus_in_scope:
+            cc = self.cc(gpu)
+            if cc is not None:
+                found.setdefault(cc, None)
+        return tuple(found)
 
     def cc(self, gpu: GpuFacts) -> Optional[ComputeCapability]:
         """The GPU's compute capability: NVML's answer, else the catalogue's for its name."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease
@@ -36,11 +37,12 @@ class CheckContext:
     newest: Optional["Recommendation"] = None
     gpus_per_job: Optional[int] = None  # --gpus-per-job: the GPUs one multi-GPU job uses
 
-    @property
+    # Cached outside the fields: every check reads them.
+    @cached_property
     def facts(self) -> HostFacts:
         return self.host.facts
 
-    @property
+    @cached_property
     def table(self) -> CompatTable:
         return self.host.table
 
