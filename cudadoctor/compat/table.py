@@ -754,10 +754,15 @@ class CompatTable:
     # --- NGC PyTorch containers -----------------------------------------------------------
 
     def ngc_family(self, name: str) -> Optional[NgcFamily]:
-        for family in self.ngc_families:
-            if name in (family.name, family.repository):
-                return family
-        return None
+        return self._ngc_families_by_name.get(name)
+
+    @cached_property
+    def _ngc_families_by_name(self) -> dict[str, NgcFamily]:
+        by_name: dict[str, NgcFamily] = {}
+        for family in self.ngc_families:  # the first family with the name or repository, as a scan finds it
+            by_name.setdefault(family.name, family)
+            by_name.setdefault(family.repository, family)
+        return by_name
 
     def ngc_release(self, release: str) -> Optional[NgcRelease]:
         for entry in self.ngc_releases:

@@ -13,7 +13,7 @@ from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
-from ..model.record import record, replace
+from ..model.record import record
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation, first_fit, newest_fit, no_gpu_in_scope, nothing_to_run_on, recommend, recommend_ngc
@@ -108,7 +108,7 @@ def check(
     if target is None and chose and not recommendation.found and (nothing_to_run_on(host) or no_gpu_in_scope(host)):
         target = _host_only_target(request)
     if target is None:
-        target = release_target(replace(request, release=release), recommendation)
+        target = release_target(request, recommendation, release)
     if image is not None and ngc is None:  # the image's own cuda-compat libcuda (NGC months: rules/ngc.py judges theirs)
         host = host.with_image_compat(image)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from ..compat.table import CompatTable
+from ..compat.table import CompatTable, PytorchRelease
 from ..model.facts import ImageFacts
 from ..model.record import record, replace
 from ..model.target import Target
@@ -35,9 +35,10 @@ class ImageHolds:
     arch_list: Optional[tuple[str, ...]] = None  # TORCH_CUDA_ARCH_LIST words, for an NGC image
 
 
-def release_target(request: Request, recommendation: Recommendation) -> Target:
-    """The pinned variant, else the recommendation, else what a plain `pip install torch` gives."""
-    release, family = request.release, request.family
+def release_target(request: Request, recommendation: Recommendation, release: Optional[PytorchRelease] = None) -> Target:
+    """The pinned variant, else the recommendation, else what a plain `pip install torch` gives;
+    of ``release`` when given (the one the recommendation is for), else of the request's."""
+    release, family = release or request.release, request.family
     recommended = release.variant(recommendation.variant or "") if recommendation.found else None
     if request.variant is not None:
         chosen, origin = request.variant, "--variant"

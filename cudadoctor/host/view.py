@@ -254,6 +254,15 @@ class HostView:
             memo = self.__dict__[name] = {}
         return memo
 
+    # The caches asked on every look-up (a cached property is read from the instance, in C).
+    @cached_property
+    def _support_memo(self) -> dict[CudaVersion, DriverSupport]:
+        return {}
+
+    @cached_property
+    def _covers_memo(self) -> dict[int, tuple[WheelVariant, bool]]:
+        return {}
+
     def visible_devices_excluding(self, excluded: Sequence[GpuFacts]) -> Optional[str]:
         """The CUDA_VISIBLE_DEVICES setting that keeps every GPU CUDA sees now except ``excluded``;
         memoised per set of excluded GPUs (a check asks once per blocked GPU, with the same set)."""
@@ -279,7 +288,7 @@ class HostView:
         if directory is None or cuda is None or (native is not None and cuda.major_minor <= native):
             return self
         view = replace(self, forward_compat_cuda=cuda.major_minor, forward_compat_how="image", forward_compat_directory=directory)
-        view.__dict__.pop("_support", None)  # the memo belongs to the view without the image's libcuda
+        view.__dict__.pop("_support_memo", None)  # the memo belongs to the view without the image's libcuda
         return view
 
     # --- the driver against a CUDA version ---------------------------------------------------
@@ -297,7 +306,7 @@ class HostView:
     def support(self, cuda: CudaVersion) -> DriverSupport:
         """Full support, minor-version compatibility, too old, or unknown; computed once per CUDA minor."""
         key = cuda.major_minor
-        memo = self._memo("_support")
+        memo = self._support_memo
         known = memo.get(key)
         if known is None:
             known = memo[key] = self._support_for(key)
@@ -339,7 +348,7 @@ class HostView:
         """Whether the build runs ("sass" or "ptx") on every GPU in scope: asked once per distinct
         compute capability, and remembered per variant (the recommender asks it of the same
         variants again and again)."""
-        memo = self._memo("_covers")
+        memo = self._covers_memo
         known = memo.get(id(variant))
         if known is None or known[0] is not variant:  # checked to be the same variant object, as for runs()
             built, by_ptx = build_coverage(self.table, variant, self.ccs_in_scope)
