@@ -154,9 +154,9 @@ def check_paths(ctx: CheckContext) -> list[Finding]:
         )
     if len(gpus) < 2:
         return findings
-    path = path_finding(ctx, gpus, wanted)
+    matrix = pair_matrix(gpus)  # worked out once: the path finding reads it too
+    path = path_finding(ctx, gpus, wanted, matrix)
     findings.append(path)
-    matrix = pair_matrix(gpus)
     if matrix is None:
         return findings
     by_index = {g.index: g for g in gpus}
@@ -220,8 +220,11 @@ _P2P_FIX = {
 }
 
 
-def path_finding(ctx: CheckContext, gpus: Sequence[GpuFacts], wanted: Optional[int]) -> Finding:
-    """The one sentence the answer shows: how the job's GPUs exchange data, and what to do."""
+def path_finding(
+    ctx: CheckContext, gpus: Sequence[GpuFacts], wanted: Optional[int], matrix: Optional[dict[tuple[int, int], str]]
+) -> Finding:
+    """The one sentence the answer shows: how the job's GPUs exchange data (``matrix``: their
+    pair_matrix), and what to do."""
     count = len(gpus)
     waiting = [g for g in gpus if g.fabric is not None and g.fabric.state in (FABRIC_NOT_STARTED, FABRIC_IN_PROGRESS)]
     if waiting:  # the pairs say "through the CPU", but the cause and its fix are the fabric's
@@ -233,7 +236,6 @@ def path_finding(ctx: CheckContext, gpus: Sequence[GpuFacts], wanted: Optional[i
             hint=f"Start the fabric manager ({_FABRIC_SETUP}, the package of the driver's own version), then run cudadoctor again.",
             source=FABRIC_SOURCE,
         )
-    matrix = pair_matrix(gpus)
     if matrix is None:
         return Finding(
             code="multi-gpu-path",
