@@ -144,3 +144,42 @@ def test_a_mutable_default_is_refused_and_own_methods_are_kept():
 def test_compute_capabilities_do_not_order_against_other_types():
     with pytest.raises(TypeError):
         ComputeCapability(8, 0) < 3  # noqa: B015
+
+
+def test_a_kept_property_is_worked_out_once_per_instance_and_again_for_a_replaced_copy():
+    from cudadoctor.model.record import kept
+
+    calls: list[int] = []
+
+    @record
+    class Counted:
+        x: int
+
+        @kept
+        def doubled(self) -> int:
+            calls.append(self.x)
+            return self.x * 2
+
+    first = Counted(3)
+    assert (first.doubled, first.doubled) == (6, 6) and calls == [3]
+    assert replace(first, x=4).doubled == 8 and calls == [3, 4]  # the copy does not inherit the kept value
+    assert first == Counted(3) and hash(first) == hash(Counted(3))  # a kept value is no field
+
+
+def test_positional_construction_fills_defaults_and_runs_post_init():
+    @record
+    class Checked:
+        a: int
+        b: int = 7
+        c: tuple[int, ...] = ()
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("negative")
+
+    assert (Checked(1).b, Checked(1, 2).b, Checked(1, 2, (3,)).c) == (7, 2, (3,))
+    assert Checked(1) == Checked(a=1, b=7, c=())
+    with pytest.raises(ValueError, match="negative"):
+        Checked(-1)
+    with pytest.raises(TypeError, match="missing required argument 'a'"):
+        Checked()

@@ -8,12 +8,11 @@ no rule parses a fact again.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Callable, Optional, Sequence, TypeVar
 
 from ..compat.table import CompatTable, GpuModel, LastDriverBranch, WheelVariant, host_platform
 from ..model.facts import NVML_OK, GpuFacts, HostFacts, ImageFacts, SystemFacts
-from ..model.record import field, record, replace
+from ..model.record import field, kept, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from .visibility import Visibility, visibility_of, visible_devices_excluding
 
@@ -149,9 +148,9 @@ class HostView:
         """The view of these facts against this table, built once per pair: the check, its answer
         and the fleet's candidates read one view (facts and table are frozen, so it is the same
         view each time; it is kept on the facts object beside them, as versions keep their keys)."""
-        kept = facts.__dict__.get("_host_view")
-        if kept is not None and kept.table is table:
-            return kept  # type: ignore[no-any-return]
+        known = facts.__dict__.get("_host_view")
+        if known is not None and known.table is table:
+            return known  # type: ignore[no-any-return]
         view = cls._build(facts, table)
         facts.__dict__["_host_view"] = view
         return view
@@ -197,16 +196,16 @@ class HostView:
 
     # Cached on the view, outside the fields (a replace()d view works them out again): every
     # rule and the recommender read them, many times per check.
-    @cached_property
+    @kept
     def gpus(self) -> tuple[GpuFacts, ...]:
         return self.facts.gpus
 
-    @cached_property
+    @kept
     def gpus_in_scope(self) -> tuple[GpuFacts, ...]:
         """The GPUs a CUDA program started here would use; the GPU rules judge exactly these."""
         return self.visibility.gpus
 
-    @cached_property
+    @kept
     def ccs_in_scope(self) -> tuple[ComputeCapability, ...]:
         """The distinct known compute capabilities of the GPUs in scope, in first-seen order: what
         decides whether a build runs on all of them (eight identical GPUs are asked about once)."""
@@ -254,12 +253,12 @@ class HostView:
             memo = self.__dict__[name] = {}
         return memo
 
-    # The caches asked on every look-up (a cached property is read from the instance, in C).
-    @cached_property
+    # The caches asked on every look-up (once kept, read from the instance dict, in C).
+    @kept
     def _support_memo(self) -> dict[CudaVersion, DriverSupport]:
         return {}
 
-    @cached_property
+    @kept
     def _covers_memo(self) -> dict[int, tuple[WheelVariant, bool]]:
         return {}
 

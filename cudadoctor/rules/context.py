@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import HostView
 from ..model.facts import HostFacts
 from ..model.findings import Finding
-from ..model.record import record
+from ..model.record import kept, record
 from ..model.target import Target
 from ..model.versions import CudaVersion
 
@@ -38,11 +37,11 @@ class CheckContext:
     gpus_per_job: Optional[int] = None  # --gpus-per-job: the GPUs one multi-GPU job uses
 
     # Cached outside the fields: every check reads them.
-    @cached_property
+    @kept
     def facts(self) -> HostFacts:
         return self.host.facts
 
-    @cached_property
+    @kept
     def table(self) -> CompatTable:
         return self.host.table
 
