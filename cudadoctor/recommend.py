@@ -544,7 +544,8 @@ def recommend(
             platform=host.platform,
         )
     # Best tier first; within it the newest CUDA.
-    candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))
+    if len(candidates) > 1:  # (one candidate needs no sort key worked out)
+        candidates.sort(key=lambda c: (c[0], tuple(-n for n in c[1].cuda.numbers)))
     _, best, tier = candidates[0]
     for _, variant, other_tier in candidates[1:]:
         if other_tier != tier:
@@ -552,7 +553,8 @@ def recommend(
         else:
             reason = f"older CUDA than {best.name}"
         rejected.append(Rejection(variant.name, reason))
-    rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
+    if len(rejected) > 1:
+        rejected.sort(key=lambda r: offered.index(r.variant) if r.variant in offered else 99)
     covers = " whose wheels carry code for every GPU here" if host.gpus_in_scope else ""
     if tier == "full":
         why = f"the newest CUDA variant of PyTorch {release.version}{covers} that the driver supports fully"

@@ -107,10 +107,11 @@ def _class_init(klass: type) -> Callable[..., None]:
     least = max((i + 1 for i, name in enumerate(names) if name in required), default=0)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if type(self) is not klass or len(args) > width or (args and kwargs and not kwargs.keys().isdisjoint(names[: len(args)])):
+        count = len(args)
+        if type(self) is not klass or count > width or (args and kwargs and not kwargs.keys().isdisjoint(names[:count])):
             _init(self, *args, **kwargs)
             return
-        if not kwargs and len(args) >= least and not factories:  # positional only: nothing to check
+        if not kwargs and count >= least and not factories:  # positional only: nothing to check
             values = self.__dict__
             values.update(defaults)
             values.update(zip(names, args))
