@@ -30,8 +30,14 @@ GROUPS: tuple[tuple[str, str], ...] = (
 
 
 def _probed_containers(ctx: CheckContext) -> bool:
-    target = ctx.target
-    return ctx.facts.docker is not None or (target is not None and (target.image_facts is not None or bool(target.requirements)))
+    """Whether something container-related was probed or asked for: worked out once per check run
+    (kept on the context), as each of the container checks asks it."""
+    known = ctx.__dict__.get("_probed_containers")
+    if known is None:
+        target = ctx.target
+        known = ctx.facts.docker is not None or (target is not None and (target.image_facts is not None or bool(target.requirements)))
+        ctx.__dict__["_probed_containers"] = known
+    return known
 
 
 def _container_check(module: str, name: str) -> Callable[[CheckContext], Iterable[Finding]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..compat.table import CompatTable
 from ..host.view import DriverSupport, HostView, full_support_clause, gpu_label
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
@@ -19,10 +20,7 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
     if target is None or cuda is None or not facts.nvml_ok:  # an image may not say its CUDA
         return []
     support = host.support(cuda)
-    full_row = table.min_driver_full(cuda)
-    compat_row = table.minor_compat_floor(cuda.major)
-    source_keys = [row.source for row in (full_row, compat_row) if row is not None]
-    source = "; ".join(dict.fromkeys(table.cite(k) for k in source_keys))
+    source = _driver_sources(table, cuda)
     what = f"{target.variant} (CUDA {cuda.major_minor})"
     driver = support.driver or "unknown"
     if support.tier == "unknown":
@@ -127,6 +125,17 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
             else (),
         )
     ]
+
+
+def _driver_sources(table: CompatTable, cuda: CudaVersion) -> str:
+    """The citations of the Table 3 row and the minor-version floor a CUDA version is judged by:
+    worded once per table and CUDA minor (every host's driver finding cites them)."""
+    memo = table.memo("driver-sources")
+    key = (cuda.major, cuda.minor)
+    if key not in memo:
+        rows = (table.min_driver_full(cuda), table.minor_compat_floor(cuda.major))
+        memo[key] = "; ".join(dict.fromkeys(table.cite(row.source) for row in rows if row is not None))
+    return memo[key]  # type: ignore[no-any-return]
 
 
 def check_driver_knows_gpus(ctx: CheckContext) -> list[Finding]:
