@@ -117,8 +117,12 @@ def _indented(value: Any, indent: str) -> str:
         if not value:
             return "[]"
         inner = indent + "  "
-        items = map(_quoted, value) if all(type(v) is str for v in value) else (_indented(v, inner) for v in value)
-        return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
+        glue = ",\n" + inner
+        try:  # a list of names, most of a fleet's report: quoted in one go by json's C string encoder
+            joined = glue.join(map(_quoted, value))
+        except TypeError:  # an item that is not a string
+            joined = glue.join(_indented(v, inner) for v in value)
+        return "[\n" + inner + joined + "\n" + indent + "]"
     if kind is dict and all(type(k) is str for k in value):
         if not value:
             return "{}"

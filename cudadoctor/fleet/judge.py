@@ -8,6 +8,7 @@ so they form one group and the check runs once for it: 10 000 nodes of 40 kinds 
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import chain
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
@@ -416,7 +417,7 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
         image=request.family.reference(release, variant) if variant is not None and offered else None,
         hosts=runs,
         left_out=tuple(
-            LeftOut(tuple(name for names in lists for name in names), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
+            LeftOut(tuple(chain.from_iterable(lists)), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
         ),
         minor_compat_hosts=minor_compat,
         torch=release.version,
