@@ -10,6 +10,7 @@ from ..model.record import record
 from ..model.target import Target
 from ..recommend import Recommendation, newest_fit, recommend
 from .family import WHEEL_IMAGE, CandidateReach, Family
+from .ngc_family import NgcImageFamily
 from .target import release_target
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ class WheelImageFamily:
 
     def for_image(self, table: CompatTable, target: Optional[Target]) -> Family:
         """An image of an NGC family's tag is judged as that family's month."""
-        from .ngc_family import NgcImageFamily
-
         found = table.ngc_family(target.family) if target is not None and target.family else None
         return NgcImageFamily(found, self.images) if found is not None else self
 
