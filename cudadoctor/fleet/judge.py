@@ -13,7 +13,7 @@ from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
 from ..doctor.answer import BUILD_FAILURES, USE_INSTEAD, Answer, decide
-from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
+from ..doctor.check import CheckResult, check
 from ..host.view import HostView
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
@@ -302,28 +302,6 @@ def _fixed_target(groups: Sequence[HostGroup], table: CompatTable, request: Requ
     return coverage
 
 
-def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
-    """Each NGC month whose CUDA the table records, checked as the target image on every group:
-    the most hosts first; among equals, months whose CUDA the release notes print, then the newest."""
-    from ..model.imageref import parse_image_ref
-
-    assert request.ngc is not None
-    family = request.ngc
-    ranked: list[tuple[Coverage, bool, tuple[int, int]]] = []
-    torch = ngc_torch(request)
-    for release in table.ngc_releases:
-        if release.cuda is None or (torch is not None and release.torch_minor != torch):
-            continue
-        image = family.reference(release)
-        pinned = replace(request, image=parse_image_ref(image))
-        results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
-        coverage = _coverage(groups, results, None, image, table)
-        coverage = replace(coverage, variant=release.release, cuda=str(release.cuda.major_minor))
-        ranked.append((coverage, release.settled, release.key))
-    ranked.sort(key=lambda r: (-r[0].hosts, not r[1], tuple(-n for n in r[2])))
-    return [coverage for coverage, _, _ in ranked]
-
-
 BuildKey = tuple[object, ...]
 
 
@@ -410,11 +388,12 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
         else:
             entry[1].append(bucket.names)
     ordered = sorted(left.items(), key=lambda item: item[1][0])
-    offered = name in request.family.variants_for(release)
+    family = request.family.wheel_family
+    offered = name in family.variants_for(release)
     return Coverage(
         variant=name,
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
-        image=request.family.reference(release, variant) if variant is not None and offered else None,
+        image=family.reference(release, variant) if variant is not None and offered else None,
         hosts=runs,
         left_out=tuple(
             LeftOut(tuple(chain.from_iterable(lists)), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
@@ -424,24 +403,34 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
     )
 
 
-def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
-    """Every wheel build (of every release when none was asked for, else of the one asked for), as
-    each group's own check judges wheels, with the family's image where it has one: the most hosts
-    first; among equals the newest release, then full driver support before minor-version
-    compatibility, then a build with an image, then the newest CUDA."""
-    from ..recommend import considered
+class _Reach:
+    """How far a family's candidates reach over the fleet's groups (doctor/family.CandidateReach)."""
 
-    releases = table.pytorch_releases if chooses_release(request) else (request.release,)
-    cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
-    buckets = _buckets(groups, table, cudas)
-    ranked: list[tuple[Coverage, PytorchRelease]] = []
-    for release in releases:
-        for name in considered(release, request.family, images=False):
-            if release.variant(name) is not None:
-                ranked.append((_build_coverage(buckets, request, release, name), release))
-    ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
-                               tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
-    return [coverage for coverage, _ in ranked]
+    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request):
+        self.groups, self.table, self.request = groups, table, request
+
+    def wheel_builds(self, releases: Sequence[PytorchRelease]) -> list[Coverage]:
+        """Every wheel build of ``releases``, as each group's own check judges wheels, with the
+        family's image where it has one: the most hosts first; among equals the newest release, then
+        full driver support before minor-version compatibility, then a build with an image, then the
+        newest CUDA."""
+        from ..recommend import considered
+
+        cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
+        buckets = _buckets(self.groups, self.table, cudas)
+        ranked: list[tuple[Coverage, PytorchRelease]] = []
+        for release in releases:
+            for name in considered(release, self.request.family.wheel_family, images=False):
+                if release.variant(name) is not None:
+                    ranked.append((_build_coverage(buckets, self.request, release, name), release))
+        ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
+                                   tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
+        return [coverage for coverage, _ in ranked]
+
+    def image(self, request: Request, image: str) -> Coverage:
+        """``request`` (naming ``image``) checked on every group."""
+        results = [check(g.facts, self.table, request) if g.facts is not None else None for g in self.groups]
+        return _coverage(self.groups, results, None, image, self.table)
 
 
 class _Kept:
@@ -533,10 +522,8 @@ def _judge_fleet(
     if any(g.result is not None for g in groups):
         if request.image is not None or request.variant is not None:
             candidates.append(_fixed_target(groups, table, request))
-        elif request.ngc is not None:
-            candidates.extend(_ngc_candidates(groups, table, request))
-        else:
-            candidates.extend(_release_candidates(groups, table, request))
+        else:  # the family's own candidates: every wheel build, or every NGC month
+            candidates.extend(request.family.candidates(table, request, _Reach(groups, table, request)))
     for group in groups:  # the views (and their memos) were for judging: the result keeps what it says
         if group.facts is not None:
             HostView.forget(group.facts)
