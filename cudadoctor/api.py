@@ -152,8 +152,8 @@ def recommend(
         facts = inputs.host_facts(loaded, _host(host), driver, _texts(gpus), nvml_timeout=_nvml_bound(nvml_timeout))
     except inputs.InputsError as exc:
         raise CudadoctorError(str(exc)) from None
-    if wheel and request.ngc is not None:
-        raise CudadoctorError(f"family {request.ngc.name} is a family of images: give wheel=False")
+    if wheel and not request.family.offers_wheels:
+        raise CudadoctorError(f"family {request.family.name} is a family of images: give wheel=False")
     return recommend_payload(recommend_for(facts, loaded, request, images=not wheel), loaded)
 
 

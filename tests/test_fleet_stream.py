@@ -126,3 +126,13 @@ def test_problems_inside_a_streamed_list_are_kept_in_order() -> None:
     doc = node_list([node("a", gfd_labels("T4", "550.127.05", 1)), {"kind": "Pod"}, node("b", gfd_labels("T4", "550.127.05", 1))])
     items = list(decode_hosts(json.dumps(doc).encode(), "n.json", "n"))
     assert [type(i) for i in items] == [FleetHost, SourceProblem, FleetHost]
+
+
+@pytest.mark.parametrize("labels", [{"app": 1}, {"nvidia.com/gpu.count": None}, {"nvidia.com/gpu.count": ["8"]}])
+def test_a_node_whose_labels_are_not_all_strings_is_a_problem_of_its_own(labels: dict[str, Any]) -> None:
+    bad = node("bad", gfd_labels("T4", "550.127.05", 1))
+    bad["metadata"]["labels"].update(labels)
+    doc = node_list([node("a", gfd_labels("T4", "550.127.05", 1)), bad])
+    items = list(decode_hosts(json.dumps(doc).encode(), "n.json", "n"))
+    assert isinstance(items[0], FleetHost) and isinstance(items[1], SourceProblem)
+    assert "node bad: metadata.labels is not a map of strings" in items[1].error

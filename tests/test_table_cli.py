@@ -112,7 +112,7 @@ def test_gpus_and_sources_views():
 
 def test_whole_table_json_and_view_conflict():
     data = json.loads(_cli("table", "--json").stdout)
-    assert data["schema"] == 1 and len(data["cuda_releases"]) == 70
+    assert data["schema"] == 1 and len(data["cuda_releases"]) == 71
     result = _cli("table", "--gpus", "--sources")
     assert result.returncode == 2 and "not several" in result.stderr
 

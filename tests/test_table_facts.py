@@ -119,17 +119,19 @@ def test_every_table3_row(table, version, linux, windows):
 # For every 13.x row above (13.0 GA to 13.2 Update 2) the cuda-compat / cuda-drivers version NVIDIA
 # publishes with the release equals Table 3's Linux value.
 REDIST_ROWS = [
-    ("13.3.0", "610.43.02", None),
+    ("13.3.0", "610.43.02", None, "nvidia-cuda-redist-13.3.0"),
+    # NVIDIA's R620 driver manifest redistrib_620.70.06.json: cuda_variant 13.5, cuda_compat 620.70.06.
+    ("13.5.0", "620.70.06", None, "nvidia-driver-redist-620"),
 ]
 
 
-@pytest.mark.parametrize("version,linux,windows", REDIST_ROWS, ids=[f"nvidia-redist-cuda-{v}" for v, _, _ in REDIST_ROWS])
-def test_every_redist_row(table, version, linux, windows):
+@pytest.mark.parametrize("version,linux,windows,source", REDIST_ROWS, ids=[f"nvidia-redist-cuda-{v}" for v, _, _, _ in REDIST_ROWS])
+def test_every_redist_row(table, version, linux, windows, source):
     rows = [r for r in table.cuda_releases if r.version == CudaVersion.parse(version)]
     assert len(rows) == 1, f"CUDA {version} must have exactly one row"
     row = rows[0]
     assert row.min_driver_linux.raw == linux and row.min_driver_windows is None
-    assert row.evidence == "redist-manifest" and row.source == f"nvidia-cuda-redist-{version}"
+    assert row.evidence == "redist-manifest" and row.source == source
     assert "Table 3" in row.note  # the row says that Table 3 was not read
 
 
@@ -175,15 +177,17 @@ def test_cuda_13_4_rows_hold_the_r615_branch_nvidia_prints(table):
 
 
 def test_table3_has_no_unverified_rows(table):
-    # Rows no NVIDIA publication (or NVIDIA's own installer names) settles here stay out: CUDA 13.5, whose
-    # notes were read only to their opening. There never was a CUDA 12.7 toolkit.
+    # Rows no NVIDIA publication (or NVIDIA's own installer names or manifests) settles here stay out.
+    # There never was a CUDA 12.7 toolkit.
     versions = {str(r.version) for r in table.cuda_releases}
-    settled = TABLE3 + TABLE3_OLD + REDIST_ROWS + RUNFILE_ROWS
+    settled = TABLE3 + TABLE3_OLD + [row[:3] for row in REDIST_ROWS] + RUNFILE_ROWS
     assert versions == {v for v, _, _ in settled} | {v for v, _ in BRANCH_ROWS}
     assert all(r.evidence == "release-notes" for r in table.cuda_releases if str(r.version) in {v for v, _, _ in TABLE3})
     assert table.min_driver_full(CudaVersion.parse("12.7")) is None
     assert table.min_driver_full(CudaVersion.parse("13.3")).min_driver_linux.raw == "610.43.02"
-    assert table.min_driver_full(CudaVersion.parse("13.5")) is None
+    assert table.min_driver_full(CudaVersion.parse("13.5")).min_driver_linux.raw == "620.70.06"
+    assert table.min_driver_full(CudaVersion.parse("13.6")) is None
+    assert table.cuda_supported_by_driver(DriverVersion.parse("620.70.06")) == CudaVersion.parse("13.5")
     assert table.cuda_supported_by_driver(DriverVersion.parse("610.43.02")) == CudaVersion.parse("13.3")
 
 

@@ -161,7 +161,7 @@ def _cli(*args, env=None):
 def test_validate_shipped_table_exits_0():
     result = _cli("table", "--validate", default_table_path())
     assert result.returncode == 0, result.stderr
-    assert "valid (70 CUDA driver rows, 30 PyTorch releases" in result.stdout
+    assert "valid (71 CUDA driver rows, 30 PyTorch releases" in result.stdout
 
 
 def test_validate_broken_table_exits_2_with_one_line(tmp_path):

@@ -159,7 +159,7 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         table, torch=options["torch_release"], family=options["family"], variant=options["variant"], values=values,
         today=today_or_fail(),
     )
-    if (options["matrix"] or options["plan"] or exported) and request.ngc is not None:
+    if (options["matrix"] or options["plan"] or exported) and not request.family.offers_wheels:
         raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels, not NGC months: give --family with a wheel family such as pytorch/pytorch")
     hosts, problems = read_sources(sources)
     if options["live"]:

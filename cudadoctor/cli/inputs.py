@@ -84,31 +84,59 @@ _FLUSH_AT = 1 << 16  # characters gathered before a write
 _quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
+def _scalar(value: Any) -> Optional[str]:
+    """A JSON scalar's text as json writes it (None for anything else), without a json.dumps call
+    per value: a fleet's report holds hundreds of thousands of them."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and value == value and value not in (_INF, -_INF):
+        return float.__repr__(value)
+    return None
+
+
+_INF = float("inf")
+
+
 def _indented(value: Any, indent: str) -> str:
     """``value`` as json.dumps(indent=2) writes it at a line indented by ``indent``. The same text,
     made faster: json's indenting encoder is pure Python, piece by piece, while a fleet's report is
     mostly long lists of host names, and each such list is quoted by json's own C string encoder
     and joined in one go."""
-    if isinstance(value, str):
-        return _quoted(value)
-    if isinstance(value, (list, tuple)):
+    text = _scalar(value)
+    if text is not None:
+        return text
+    kind = type(value)
+    if kind is list or kind is tuple:
         if not value:
             return "[]"
         inner = indent + "  "
-        items = map(_quoted, value) if all(type(v) is str for v in value) else (_indented(v, inner) for v in value)
-        return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
-    if isinstance(value, dict) and all(type(k) is str for k in value):
+        glue = ",\n" + inner
+        try:  # a list of names, most of a fleet's report: quoted in one go by json's C string encoder
+            joined = glue.join(map(_quoted, value))
+        except TypeError:  # an item that is not a string
+            joined = glue.join(_indented(v, inner) for v in value)
+        return "[\n" + inner + joined + "\n" + indent + "]"
+    if kind is dict and all(type(k) is str for k in value):
         if not value:
             return "{}"
         inner = indent + "  "
         members = (_quoted(k) + ": " + _indented(v, inner) for k, v in value.items())
         return "{\n" + inner + (",\n" + inner).join(members) + "\n" + indent + "}"
     if value is None or isinstance(value, (bool, int, float)):
-        # json's shared encoder (C): an indenting one is built per call, as a cycle of closures
-        # that only the cyclic collector frees, and the CLI runs with that collector off.
+        # A subclass or a non-finite float: json's shared encoder (C). An indenting one is built per
+        # call, as a cycle of closures that only the cyclic collector frees, and the CLI runs with
+        # that collector off.
         return json.dumps(value)
-    # Anything else (a map with keys json converts): as json writes it. JSON text holds no raw
-    # newline but those indent=2 puts between items, so each line gets the depth's indent.
+    # Anything else (a subclass of list or dict, a map with keys json converts): as json writes it.
+    # JSON text holds no raw newline but those indent=2 puts between items, so each line gets the
+    # depth's indent.
     return json.dumps(value, indent=2).replace("\n", "\n" + indent)
 
 

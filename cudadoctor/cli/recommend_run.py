@@ -25,8 +25,8 @@ def run_recommend(options: Mapping[str, Any]) -> int:
         raise InputError("--format index-url needs --wheel")
     table = load_table_or_fail(options["table_path"], options["families_path"], options["config_path"])
     request = request_or_fail(table, torch=options["torch_release"], family=options["family"], today=today_or_fail())
-    if request.ngc is not None and want_wheel:
-        raise InputError(f"--family {request.ngc.name} is a family of images: give --image, not --wheel")
+    if want_wheel and not request.family.offers_wheels:
+        raise InputError(f"--family {request.family.name} is a family of images: give --image, not --wheel")
     facts = gather_facts(table, options["snapshot"], options["driver"], options["gpus"], nvml_timeout=options["nvml_timeout"],
                          forward_compat=options["forward_compat"])
     rec = recommend_for(facts, table, request, images=want_image)

@@ -13,15 +13,15 @@ from ..compat.table import CompatTable
 from ..host.view import HostView
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
-from ..model.record import record
+from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
-from ..recommend import Recommendation, first_fit, newest_fit, no_gpu_in_scope, nothing_to_run_on, recommend, recommend_ngc
+from ..recommend import Recommendation, first_fit, no_gpu_in_scope, nothing_to_run_on
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
 from .request import Request
 from .runner import run_checks
-from .target import image_target, ngc_target, release_target
+from .target import image_target
 
 
 @record
@@ -40,27 +40,17 @@ class CheckResult:
         return exit_status(self.findings, strict)
 
 
-def ngc_torch(request: Request) -> Optional[str]:
-    """The PyTorch minor release --torch asked for, which limits the NGC months considered."""
-    return request.release.version if request.release_explicit and request.newer_release is None else None
-
-
 def chooses_release(request: Request) -> bool:
     """Nothing names the build (no --torch, --variant, --image, NGC family): the newest release
     that runs on the host is the target."""
-    return not request.release_explicit and request.variant is None and request.image is None and request.ngc is None
+    return request.family.chooses_release(request)
 
 
 def recommend_for(facts: HostFacts, table: CompatTable, request: Request, images: bool = True) -> Recommendation:
     """The variant (and, for ``images``, the image) that fits this host: of the requested release,
     else of the newest release that runs here; for an NGC family (--family naming one), the newest
     monthly release this host runs."""
-    host = HostView.of(facts, table)
-    if request.ngc is not None:
-        return recommend_ngc(host, request.ngc, ngc_torch(request), today=request.today)
-    if chooses_release(request):
-        return newest_fit(host, request.family, images)[0]
-    return recommend(host, request.release, request.family, images=images)
+    return request.family.recommend(HostView.of(facts, table), request, images)
 
 
 def _requirements_target(request: Request) -> Target:
@@ -91,25 +81,20 @@ def check(
     if target is not None and target.torch and not request.release_explicit:
         # Unless --torch says otherwise, the recommendation is for the release the image holds.
         release = table.release(target.torch) or release
-    ngc = request.ngc or (table.ngc_family(target.family) if target is not None and target.family else None)
-    newest = None
-    chose = target is None and ngc is None and chooses_release(request)
-    if ngc is not None:
-        recommendation = recommend_ngc(host, ngc, ngc_torch(request), today=request.today)
-    elif chose:
-        recommendation, newest = newest_fit(host, request.family, images=False)
+    # The family whose recommender judges: the request's, or an NGC month's when the image is one.
+    family = request.family.for_image(table, target)
+    chose = chooses_release(request)  # nothing names the build, so no image either: target is None
+    recommendation = family.recommend(host, request if release is request.release else replace(request, release=release), images=False)
+    newest = recommendation.newest
+    if chose:
         release = table.release(recommendation.torch) or release
-    else:
-        recommendation = recommend(host, release, request.family, images=False)
-    if target is None and request.ngc is not None:
-        target = ngc_target(table, request, recommendation)
-    if target is None and request.requirements and chooses_release(request):
+    if target is None and request.requirements and chose:
         target = _requirements_target(request)
     if target is None and chose and not recommendation.found and (nothing_to_run_on(host) or no_gpu_in_scope(host)):
         target = _host_only_target(request)
     if target is None:
-        target = release_target(request, recommendation, release)
-    if image is not None and ngc is None:  # the image's own cuda-compat libcuda (NGC months: rules/ngc.py judges theirs)
+        target = request.family.target(table, request if release is request.release else replace(request, release=release), recommendation)
+    if image is not None and family.uses_image_compat:  # the image's own cuda-compat libcuda (NGC months: rules/ngc.py judges theirs)
         host = host.with_image_compat(image)
 
     target_cuda = None

@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..compat.ngc import NgcFamily
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
 from ..model.runline import RunLine
 from ..model.topology import MAX_GPUS_PER_JOB
 from ..model.text import quoted
+from .family import Family
+from .ngc_family import NgcImageFamily
+from .wheel_family import WheelImageFamily
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
@@ -32,7 +34,7 @@ class Request:
     """The workload a host is judged for, complete."""
 
     release: PytorchRelease  # the PyTorch release (the table's default when none was asked for)
-    family: ImageFamily  # the image family recommendations are made from
+    family: Family  # the image family recommendations are made from (doctor/family.py: wheel or NGC)
     release_explicit: bool = False  # --torch was given: an image does not replace it
     variant: Optional[WheelVariant] = None  # a pinned CUDA variant of the release (--variant)
     image: Optional["ImageRef"] = None  # an image to judge (--image)
@@ -41,7 +43,6 @@ class Request:
     # A --torch newer than every release the table knows (check only): judged as the newest one, and said.
     newer_release: Optional[str] = None
     today: Optional[str] = None  # the date the run happens (YYYY-MM-DD), for the table's age; None: not judged
-    ngc: Optional[NgcFamily] = None  # --family named an NGC family: recommend a monthly release of it
     run: Optional[RunLine] = None  # the `docker run` line to judge (--run); its image is ``image``
     gpus_per_job: Optional[int] = None  # GPUs one multi-GPU job uses (check --gpus-per-job): the multi-gpu checks run
 
@@ -81,6 +82,15 @@ def resolve_family(table: CompatTable, name: Optional[str]) -> ImageFamily:
         known = ", ".join([f.name for f in table.image_families] + [f.name for f in table.ngc_families])
         raise RequestError(f"unknown image family {quoted(name)}: known families are {known}")
     return family
+
+
+def resolve_family_value(table: CompatTable, name: Optional[str]) -> Family:
+    """--family as the request's one family value: an NGC family by that name (with no name, the
+    config's NGC default when it set one), else a wheel family (resolve_family)."""
+    ngc = table.ngc_family(name.strip()) if name else (table.ngc_family(table.default_ngc) if table.default_ngc else None)
+    if ngc is not None:
+        return NgcImageFamily(ngc, resolve_family(table, None))
+    return WheelImageFamily(resolve_family(table, name))
 
 
 def parse_image(image: str) -> "ImageRef":
@@ -197,17 +207,10 @@ def resolve_request(
         # `check --torch 2.99`: judged as the newest release the table knows; table-outdated says so
         newer, torch = torch.strip(), None
     release = resolve_release(table, torch)
-    ngc = table.ngc_family(family.strip()) if family else (table.ngc_family(table.default_ngc) if table.default_ngc else None)
-    image_family = resolve_family(table, None if ngc else family)
-    if ngc is not None and torch and not ref:
-        # An NGC month holds one PyTorch build: a --torch no month holds is a question with no answer
-        # here, not a wheel of another family to judge instead.
-        held = sorted({r.torch_minor for r in table.ngc_releases if r.torch_minor}, key=lambda v: tuple(int(p) for p in v.split(".")))
-        if release.version not in held:
-            raise RequestError(
-                f"no NGC PyTorch month in the table holds PyTorch {release.version} (the months record {', '.join(held) or 'none'}); "
-                f"drop --torch, or pick a wheel family (--family {table.image_families[0].name})"
-            )
+    chosen = resolve_family_value(table, family)
+    problem = chosen.unheld_release(table, release) if torch and not ref else None
+    if problem is not None:
+        raise RequestError(problem)
     pinned = None
     if variant:
         pinned = release.variant(variant.strip())
@@ -221,7 +224,7 @@ def resolve_request(
             )
     return Request(
         release=release,
-        family=image_family,
+        family=chosen,
         release_explicit=bool(torch) or newer is not None,
         variant=pinned,
         image=ref,
@@ -229,7 +232,6 @@ def resolve_request(
         min_memory_bytes=min_memory_bytes,
         newer_release=newer,
         today=today,
-        ngc=ngc,
         run=values.run,
         gpus_per_job=gpus_per_job,
     )

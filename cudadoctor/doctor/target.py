@@ -6,16 +6,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from ..compat.table import CompatTable, PytorchRelease
+from ..compat.table import CompatTable
 from ..model.facts import ImageFacts
 from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation
-from .request import Request
 
 if TYPE_CHECKING:
     from ..model.imageref import ImageRef
+    from .request import Request
 
 # pytorch/pytorch tags: 2.5.1-cuda12.4-cudnn9-runtime. Kept as text: re compiles (and caches) them
 # on first use, which only `check --image` reaches.
@@ -35,10 +35,9 @@ class ImageHolds:
     arch_list: Optional[tuple[str, ...]] = None  # TORCH_CUDA_ARCH_LIST words, for an NGC image
 
 
-def release_target(request: Request, recommendation: Recommendation, release: Optional[PytorchRelease] = None) -> Target:
-    """The pinned variant, else the recommendation, else what a plain `pip install torch` gives;
-    of ``release`` when given (the one the recommendation is for), else of the request's."""
-    release, family = release or request.release, request.family
+def release_target(request: Request, recommendation: Recommendation) -> Target:
+    """The pinned variant, else the recommendation, else what a plain `pip install torch` gives."""
+    release, family = request.release, request.family.wheel_family
     recommended = release.variant(recommendation.variant or "") if recommendation.found else None
     if request.variant is not None:
         chosen, origin = request.variant, "--variant"
@@ -57,27 +56,6 @@ def release_target(request: Request, recommendation: Recommendation, release: Op
         origin=origin,
         requirements=request.requirements,
         min_memory_bytes=request.min_memory_bytes,
-    )
-
-
-def ngc_target(table: CompatTable, request: Request, recommendation: Recommendation) -> Optional[Target]:
-    """The recommended NGC release as the target, judged from the table (None when nothing fits:
-    the wheel target then stands in, so the checks still say what the host lacks)."""
-    family = request.ngc
-    entry = table.ngc_release(recommendation.variant or "") if recommendation.found else None
-    if family is None or entry is None or entry.cuda is None:
-        return None
-    cuda = entry.cuda.major_minor
-    return Target(
-        torch=recommendation.torch if table.release(recommendation.torch) else "",
-        variant=_variant_name(cuda),
-        cuda=str(cuda),
-        image=family.reference(entry),
-        family=family.name,
-        origin="recommendation",
-        requirements=request.requirements,
-        min_memory_bytes=request.min_memory_bytes,
-        arch_list=entry.arch_list,
     )
 
 
@@ -129,7 +107,7 @@ def _cuda_major_minor(text: Optional[str]) -> Optional[CudaVersion]:
         return None
 
 
-def _variant_name(cuda: CudaVersion) -> str:
+def variant_name(cuda: CudaVersion) -> str:
     return f"cu{cuda.major}{cuda.minor}"
 
 
@@ -162,7 +140,7 @@ def ngc_match(table: CompatTable, ref: ImageRef, image: ImageFacts) -> Optional[
             cuda = entry.cuda.major_minor
             minor = entry.torch_minor
             release = table.release(minor) if minor else None
-            return ImageHolds(release.version if release else "", _variant_name(cuda), str(cuda), family.name, "table", arch)
+            return ImageHolds(release.version if release else "", variant_name(cuda), str(cuda), family.name, "table", arch)
         holds = _from_env_and_tag(table, ref, image)
         return replace(holds, family=family.name, arch_list=arch)
     return None
@@ -204,7 +182,7 @@ def _from_env_and_tag(table: CompatTable, ref: ImageRef, image: ImageFacts) -> I
         release = table.release(clean) or table.release(".".join(clean.split(".")[:2]))
     return ImageHolds(
         torch=release.version if release else "",
-        variant=_variant_name(cuda) if cuda else "",
+        variant=variant_name(cuda) if cuda else "",
         cuda=str(cuda) if cuda else "",
         family=None,
         facts_from=facts_from,

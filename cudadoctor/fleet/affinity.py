@@ -134,10 +134,10 @@ def _excluded(fleet: FleetResult, by_arch: dict[str, Floors]) -> list[str]:
 
 def node_affinity(fleet: FleetResult, table: CompatTable) -> dict[str, Any]:
     """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [...]}}}``."""
-    if fleet.request.ngc is not None:
+    if not fleet.request.family.offers_wheels:
         # An NGC month's driver floor depends on each node's GPU class (forward compatibility), which GFD labels do not settle.
         raise AffinityError(
-            f"--format node-affinity is for the wheel families; for {fleet.request.ngc.name} use --format report (or --json)"
+            f"--format node-affinity is for the wheel families; for {fleet.request.family.name} use --format report (or --json)"
         )
     variant = _variant(fleet, table)
     by_arch = _platform_floors(table, variant)

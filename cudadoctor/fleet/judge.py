@@ -8,18 +8,20 @@ so they form one group and the check runs once for it: 10 000 nodes of 40 kinds 
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import chain
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
 from ..doctor.answer import BUILD_FAILURES, USE_INSTEAD, Answer, decide
-from ..doctor.check import CheckResult, check, chooses_release, ngc_torch
+from ..doctor.check import CheckResult, check
 from ..host.view import HostView
 from ..doctor.request import Request
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN, Finding
-from ..model.record import record, replace
+from ..model.record import field, record, replace
 from ..model.versions import CudaVersion
 from .gfd import LABEL_GAPS
+from .share import SharedChecks
 from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
 
 UNKNOWN = "unknown"
@@ -45,6 +47,8 @@ class HostGroup:
     result: Optional[CheckResult]
     missing: tuple[str, ...]  # facts the hosts' sources do not carry
     answer: Optional[Answer] = None  # the one thing to do for these hosts (doctor/answer.py), as `check` says it
+    # The class of hosts whose check this group shares (fleet/share.py); None: judged alone.
+    shared: Optional[object] = field(default=None, repr=False)
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -186,22 +190,48 @@ def group_hosts(
     """(representative facts, missing facts, hosts) for each distinct kind of host, in first-seen
     order; with ``request``, hosts whose facts differ only where its verdict cannot (verdict_key)
     are one kind, judged on the first one's facts."""
-    groups: dict[object, tuple[Optional[HostFacts], tuple[str, ...], list[FleetHost]]] = {}
+    return [(kind.facts, kind.missing, kind.hosts) for kind in _kinds(hosts, request)]
+
+
+class _Kind:
+    """One distinct kind of host: what decides its verdict but the driver's version (``rest``:
+    one object for every kind equal in it, so fleet/share.py can name it by identity), the
+    driver's version, the representative facts, the facts its sources lack, and its hosts."""
+
+    __slots__ = ("rest", "driver", "facts", "missing", "hosts")
+
+    def __init__(self, rest: Optional[HostFacts], driver: Optional[str], facts: Optional[HostFacts], missing: tuple[str, ...]):
+        self.rest = rest
+        self.driver = driver
+        self.facts = facts
+        self.missing = missing
+        self.hosts: list[FleetHost] = []
+
+
+def _kinds(hosts: Iterable[FleetHost], request: Optional[Request]) -> list[_Kind]:
+    groups: dict[tuple[int, Optional[str], tuple[str, ...]], _Kind] = {}
+    rests: dict[HostFacts, HostFacts] = {}  # each distinct verdict key without its driver version, once
     # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
     # The memo holds each object it names, so an id is never reused while it is a key.
-    by_object: dict[tuple[int, str], tuple[Optional[HostFacts], list[FleetHost]]] = {}
+    by_object: dict[tuple[int, str], _Kind] = {}
     for host in hosts:
         kind = host.kind if host.kind is not None or host.facts is None else identity_free(host.facts)
         memo = (id(kind), host.origin)
         known = by_object.get(memo)
         if known is None:
             missing = _missing(host)
-            key = (verdict_key(kind, request) if kind is not None else None, missing)
-            entry = groups.get(key)
-            if entry is None:
-                entry = groups[key] = (kind, missing, [])
-            known = by_object[memo] = (kind, entry[2])
-        known[1].append(host)
+            rest = driver = None
+            if kind is not None:
+                decides = verdict_key(kind, request)
+                driver = decides.driver.driver_version
+                rest = replace(decides, driver=replace(decides.driver, driver_version=None))
+                rest = rests.setdefault(rest, rest)
+            key = (id(rest), driver, missing)  # ``rests`` holds every rest: no id is reused
+            known = groups.get(key)
+            if known is None:
+                known = groups[key] = _Kind(rest, driver, kind, missing)
+            by_object[memo] = known
+        known.hosts.append(host)
     return list(groups.values())
 
 
@@ -272,28 +302,6 @@ def _fixed_target(groups: Sequence[HostGroup], table: CompatTable, request: Requ
     return coverage
 
 
-def _ngc_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
-    """Each NGC month whose CUDA the table records, checked as the target image on every group:
-    the most hosts first; among equals, months whose CUDA the release notes print, then the newest."""
-    from ..model.imageref import parse_image_ref
-
-    assert request.ngc is not None
-    family = request.ngc
-    ranked: list[tuple[Coverage, bool, tuple[int, int]]] = []
-    torch = ngc_torch(request)
-    for release in table.ngc_releases:
-        if release.cuda is None or (torch is not None and release.torch_minor != torch):
-            continue
-        image = family.reference(release)
-        pinned = replace(request, image=parse_image_ref(image))
-        results = [check(g.facts, table, pinned) if g.facts is not None else None for g in groups]
-        coverage = _coverage(groups, results, None, image, table)
-        coverage = replace(coverage, variant=release.release, cuda=str(release.cuda.major_minor))
-        ranked.append((coverage, release.settled, release.key))
-    ranked.sort(key=lambda r: (-r[0].hosts, not r[1], tuple(-n for n in r[2])))
-    return [coverage for coverage, _, _ in ranked]
-
-
 BuildKey = tuple[object, ...]
 
 
@@ -328,21 +336,26 @@ def _buckets(groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[Cu
     """The groups in buckets; a view that is not its bucket's first is dropped once its key is
     known (only the first is judged: with 10 000 kinds, their memos were most of the peak)."""
     buckets: dict[object, _Bucket] = {}
+    # Groups that share a check (fleet/share.py) read alike to every build: their key is worked out once.
+    keys_of_shared: dict[object, object] = {}
     for index, group in enumerate(groups):
         if group.result is None or group.facts is None:
             continue
-        view = HostView.of(group.facts, table)
         if group.broken:
-            reason = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
+            reason: Optional[Reason] = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
             key: object = ("broken", reason)
         else:
             reason = None
-            key = _build_key(view, cudas)
+            known = keys_of_shared.get(group.shared) if group.shared is not None else None
+            if known is None:
+                known = _build_key(HostView.of(group.facts, table), cudas)
+                if group.shared is not None:
+                    keys_of_shared[group.shared] = known
+                HostView.forget(group.facts)
+            key = known
         bucket = buckets.get(key)
         if bucket is None:
-            bucket = buckets[key] = _Bucket(index, view, reason)
-        else:
-            HostView.forget(group.facts)
+            bucket = buckets[key] = _Bucket(index, HostView.of(group.facts, table), reason)
         bucket.hosts += len(group.hosts)
         bucket.names.extend(group.names)
     return list(buckets.values())
@@ -375,38 +388,49 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
         else:
             entry[1].append(bucket.names)
     ordered = sorted(left.items(), key=lambda item: item[1][0])
-    offered = name in request.family.variants_for(release)
+    family = request.family.wheel_family
+    offered = name in family.variants_for(release)
     return Coverage(
         variant=name,
         cuda=str(variant.cuda.major_minor) if variant is not None else None,
-        image=request.family.reference(release, variant) if variant is not None and offered else None,
+        image=family.reference(release, variant) if variant is not None and offered else None,
         hosts=runs,
         left_out=tuple(
-            LeftOut(tuple(name for names in lists for name in names), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
+            LeftOut(tuple(chain.from_iterable(lists)), FAIL, codes, fix) for (codes, fix), (_, lists) in ordered
         ),
         minor_compat_hosts=minor_compat,
         torch=release.version,
     )
 
 
-def _release_candidates(groups: Sequence[HostGroup], table: CompatTable, request: Request) -> list[Coverage]:
-    """Every wheel build (of every release when none was asked for, else of the one asked for), as
-    each group's own check judges wheels, with the family's image where it has one: the most hosts
-    first; among equals the newest release, then full driver support before minor-version
-    compatibility, then a build with an image, then the newest CUDA."""
-    from ..recommend import considered
+class _Reach:
+    """How far a family's candidates reach over the fleet's groups (doctor/family.CandidateReach)."""
 
-    releases = table.pytorch_releases if chooses_release(request) else (request.release,)
-    cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
-    buckets = _buckets(groups, table, cudas)
-    ranked: list[tuple[Coverage, PytorchRelease]] = []
-    for release in releases:
-        for name in considered(release, request.family, images=False):
-            if release.variant(name) is not None:
-                ranked.append((_build_coverage(buckets, request, release, name), release))
-    ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
-                               tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
-    return [coverage for coverage, _ in ranked]
+    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request):
+        self.groups, self.table, self.request = groups, table, request
+
+    def wheel_builds(self, releases: Sequence[PytorchRelease]) -> list[Coverage]:
+        """Every wheel build of ``releases``, as each group's own check judges wheels, with the
+        family's image where it has one: the most hosts first; among equals the newest release, then
+        full driver support before minor-version compatibility, then a build with an image, then the
+        newest CUDA."""
+        from ..recommend import considered
+
+        cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
+        buckets = _buckets(self.groups, self.table, cudas)
+        ranked: list[tuple[Coverage, PytorchRelease]] = []
+        for release in releases:
+            for name in considered(release, self.request.family.wheel_family, images=False):
+                if release.variant(name) is not None:
+                    ranked.append((_build_coverage(buckets, self.request, release, name), release))
+        ranked.sort(key=lambda r: (-r[0].hosts, tuple(-n for n in r[1].key), r[0].minor_compat_hosts, r[0].image is None,
+                                   tuple(-int(n) for n in (r[0].cuda or "0").split("."))))
+        return [coverage for coverage, _ in ranked]
+
+    def image(self, request: Request, image: str) -> Coverage:
+        """``request`` (naming ``image``) checked on every group."""
+        results = [check(g.facts, self.table, request) if g.facts is not None else None for g in self.groups]
+        return _coverage(self.groups, results, None, image, self.table)
 
 
 class _Kept:
@@ -473,23 +497,33 @@ def _judge_fleet(
 ) -> FleetResult:
     groups = []
     kept = _Kept()
-    for facts, missing, members in group_hosts(hosts, request):
-        result = check(facts, table, request, image=image) if facts is not None else None
-        answer = decide(result, table) if result is not None else None
-        if facts is not None:
-            HostView.forget(facts)
+    shared = SharedChecks(table, request) if image is None else None
+    for kind in _kinds(hosts, request):
+        facts, missing, members = kind.facts, kind.missing, tuple(kind.hosts)
+        if facts is None:
+            groups.append(HostGroup(members, None, None, missing, None))
+            continue
+        share = shared.key(kind.rest, kind.driver) if shared is not None else None
+        known = shared.get(share, facts) if shared is not None else None
+        if known is not None:
+            groups.append(HostGroup(members, facts, known[0], missing, known[1], share))
+            continue
+        result = check(facts, table, request, image=image)
+        answer = decide(result, table)
+        HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
-        groups.append(HostGroup(tuple(members), facts, kept(result) if result is not None else None, missing, answer))
+        group = HostGroup(members, facts, kept(result), missing, answer, share)
+        if shared is not None:
+            shared.put(share, facts, group.result, answer)  # type: ignore[arg-type]
+        groups.append(group)
     groups.sort(key=lambda g: -len(g.hosts))
 
     candidates: list[Coverage] = []
     if any(g.result is not None for g in groups):
         if request.image is not None or request.variant is not None:
             candidates.append(_fixed_target(groups, table, request))
-        elif request.ngc is not None:
-            candidates.extend(_ngc_candidates(groups, table, request))
-        else:
-            candidates.extend(_release_candidates(groups, table, request))
+        else:  # the family's own candidates: every wheel build, or every NGC month
+            candidates.extend(request.family.candidates(table, request, _Reach(groups, table, request)))
     for group in groups:  # the views (and their memos) were for judging: the result keeps what it says
         if group.facts is not None:
             HostView.forget(group.facts)

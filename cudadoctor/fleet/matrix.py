@@ -166,7 +166,7 @@ def _why_none(group: HostGroup, index: int, table: CompatTable, request: Request
     if reason is not None:
         return RunsNone(index, reason, codes, group.fix or ", ".join(codes))
     newest_first = sorted(table.pytorch_releases, key=lambda r: r.key, reverse=True)
-    upgrades = [u for u in (release_upgrade(view, r, request.family) for r in newest_first) if u is not None and u.min_driver]
+    upgrades = [u for u in (release_upgrade(view, r, request.family.wheel_family) for r in newest_first) if u is not None and u.min_driver]
     if not upgrades:
         return RunsNone(index, GPU_TOO_OLD, codes, "no release the table knows has a build with code for these GPUs")
     smallest = min(upgrades, key=lambda a: DriverVersion.parse(a.min_driver or ""))  # the newest release among equal floors

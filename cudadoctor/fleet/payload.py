@@ -23,7 +23,7 @@ def target_payload(request: Request) -> dict[str, Any]:
     return {
         "torch": request.release.version,
         "newest_that_runs": chooses_release(request),
-        "family": request.ngc.name if request.ngc is not None else request.family.name,
+        "family": request.family.name,
         "variant": request.variant.name if request.variant is not None else None,
         "image": str(request.image) if request.image is not None else None,
     }

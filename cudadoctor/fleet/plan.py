@@ -116,7 +116,7 @@ def upgrade_plan(fleet: FleetResult, table: CompatTable, release: Optional[Pytor
             continue
         codes = tuple(dict.fromkeys(f.code for f in result.findings if f.severity == FAIL))
         view = HostView.of(group.facts, table)
-        upgrade = None if group.broken else release_upgrade(view, target, request.family)
+        upgrade = None if group.broken else release_upgrade(view, target, request.family.wheel_family)
         if upgrade is not None and upgrade.min_driver is not None:
             by_driver.setdefault((upgrade.min_driver, upgrade.variant), (upgrade, []))[1].append(group)
             continue

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from ..doctor.check import chooses_release
 from ..fleet.judge import FleetResult, HostGroup
 from .layout import Printer
 
@@ -60,7 +59,7 @@ def _answer(out: Printer, fleet: FleetResult) -> None:
     release = f"PyTorch {answer.torch} {answer.variant}" if answer.torch else (answer.variant or "the target")
     name = answer.image or release
     about = f" ({release})" if answer.image and answer.torch else ""
-    if answer.image is None and answer.torch and fleet.request.ngc is None:
+    if answer.image is None and answer.torch and fleet.request.family.offers_wheels:
         about = f" (wheels: the {fleet.request.family.name} family has no image of it)"
     out.line(("Fleet answer: ", "bold"), (name, "bold green"), (f"{about} runs on {answer.hosts} of {judged} judged hosts", ""), hanging=2)
     left = sum(len(group.hosts) for group in answer.left_out)
@@ -81,11 +80,9 @@ def render_fleet(console: Console, fleet: FleetResult) -> None:
     what = str(target.image) if target.image is not None else f"PyTorch {target.release.version}" + (
         f" {target.variant.name}" if target.variant is not None else ""
     )
-    if chooses_release(target):
-        what = "the newest release each runs"
-    family = target.ngc.name if target.ngc is not None else target.family.name
-    if target.ngc is not None and target.image is None:
-        what = "the newest NGC month"
+    if target.family.judges_newest(target):
+        what = target.family.newest_words
+    family = target.family.name
     out.line((f"Fleet: {len(fleet.hosts)} hosts in {len(fleet.groups)} groups, judged for {what} ({family})", "bold"))
     out.line((f"ok {s['ok']}, warn {s['warn']}, fail {s['fail']}, unknown {s['unknown']}", ""), indent=2)
     out.blank()

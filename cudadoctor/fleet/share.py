@@ -1,0 +1,246 @@
+"""One check for hosts whose drivers differ only between two of the table's driver versions.
+
+A real cluster's nodes differ by driver patch (550.127.05 here, 550.144.03 there) far more than
+by anything a check decides on. Every driver decision the check makes compares the host's driver
+with a driver version the table records (Table 3's minimums, the minor-version floors, the
+forward-compatibility branches, the last branch of an architecture, an NGC month's driver) or
+reads its branch. So two drivers of one branch that sit between the same two table versions get
+the same verdicts, the same build and the same fixes; only the words that quote the host's own
+driver differ. ``SharedChecks`` judges the first host of such a class and gives the others that
+result with their own facts, and their own driver quoted wherever it quoted its own.
+
+What may not be shared is not: a request that brings driver constraints from outside the table
+(--require, an image's NVIDIA_REQUIRE_* labels, a `docker run` line) shares nothing; a driver that
+is itself one of the table's versions is judged on its own (the words could quote either); so is
+a host whose facts carry another driver version (a kernel module's, libcuda's, NVML's, a versioned
+library's name): the check compares the driver with those too. tests/test_fleet_sharing.py holds
+a shared fleet's report to the one every host's own check gives.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Any, Callable, Iterator, Optional
+
+from ..compat.table import CompatTable
+from ..doctor.answer import Answer
+from ..doctor.check import CheckResult
+from ..doctor.request import Request
+from ..model.facts import HostFacts
+from ..model.record import fields, is_record, replace
+from ..model.versions import DriverVersion, VersionError
+
+_WIDTH = 4  # driver versions compare component by component, missing ones as 0 (model/versions.py)
+
+
+def _padded(version: DriverVersion) -> tuple[int, ...]:
+    numbers = version.numbers
+    return numbers + (0,) * (_WIDTH - len(numbers)) if len(numbers) < _WIDTH else numbers
+
+
+def _table_drivers(value: Any, found: set[tuple[int, ...]], seen: set[int]) -> None:
+    """Every driver version held anywhere in the table's records (its raw JSON excepted)."""
+    if isinstance(value, DriverVersion):
+        found.add(_padded(value))
+    elif is_record(value):
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        for f in fields(value):
+            if f.name not in ("raw", "gpu_names"):
+                _table_drivers(getattr(value, f.name), found, seen)
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        for item in value:
+            _table_drivers(item, found, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _table_drivers(item, found, seen)
+
+
+def table_drivers(table: CompatTable) -> tuple[tuple[int, ...], ...]:
+    """The table's driver versions, sorted, each padded to one width (worked out once per table)."""
+    memo = table.memo("fleet-share")
+    drivers = memo.get("drivers")
+    if drivers is None:
+        found: set[tuple[int, ...]] = set()
+        _table_drivers(table, found, set())
+        drivers = memo["drivers"] = tuple(sorted(found))
+    return drivers
+
+
+def driver_class(raw: str, drivers: tuple[tuple[int, ...], ...]) -> Optional[tuple[int, ...]]:
+    """Where a driver sits among the table's versions: its branch, how many components it has, and
+    how many table versions lie below it. None when it cannot be shared: unreadable, or equal to
+    one of the table's versions."""
+    try:
+        version = DriverVersion.parse(raw)
+    except VersionError:
+        return None
+    if len(version.numbers) > _WIDTH:
+        return None
+    padded = _padded(version)
+    at = bisect_left(drivers, padded)
+    if at < len(drivers) and drivers[at] == padded:
+        return None
+    return (version.branch, len(version.numbers), at)
+
+
+_DRIVER_LIKE = re.compile(r"\d{3,}\.\d")  # a driver branch and its minor: 550.54, libcuda.so.550.54.15
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if type(value) is str:
+        yield value
+    elif is_record(value):
+        for f in fields(value):
+            yield from _texts(getattr(value, f.name))
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+
+
+def quotes_no_driver(rest: HostFacts) -> bool:
+    """The facts (their driver's version taken out) hold no other driver version: no kernel
+    module's, libcuda's or NVML library's version, no versioned library name. A check compares the
+    driver with those too (a module that does not match its library), so a host that carries one
+    has a threshold of its own and is judged alone."""
+    return not any(_DRIVER_LIKE.search(text) for text in _texts(rest))
+
+
+def _shareable(request: Request) -> bool:
+    """Requests whose driver decisions are the table's alone."""
+    return not request.requirements and request.image is None and request.run is None
+
+
+def _whole_at(text: str, at: int, end: int) -> bool:
+    """The version at text[at:end] stands alone: not after a digit or a dot, and not continued by
+    one (550.54 inside 550.54.15)."""
+    before = text[at - 1] if at else ""
+    after = text[end:end + 2]
+    return not (before.isdigit() or before == ".") and not (after[:1].isdigit() or (after[:1] == "." and after[1:2].isdigit()))
+
+
+def quoted_apart(text: str, raw: str) -> Optional[tuple[str, ...]]:
+    """``text`` split where it quotes the driver ``raw`` as a whole version (joining the pieces
+    with another driver's text quotes that one instead); None when it does not quote it."""
+    pieces = []
+    start = at = 0
+    while (at := text.find(raw, at)) >= 0:
+        end = at + len(raw)
+        if _whole_at(text, at, end):
+            pieces.append(text[start:at])
+            start = end
+        at = end
+    if not pieces:
+        return None
+    pieces.append(text[start:])
+    return tuple(pieces)
+
+
+Swap = Callable[[str, HostFacts], Any]  # (a host's driver text, its facts) -> the value rewritten for it
+
+
+class _Swapper:
+    """Rewrites a judged result for another host of its class: the representative's facts become
+    the host's, and every text that quotes the representative's driver quotes the host's. The
+    rewrite is planned once, over the representative's result: only the values on a path to a
+    quote are rebuilt for each host, the rest is shared as it is."""
+
+    def __init__(self, raw: str, facts: HostFacts):
+        self.raw = raw
+        self.facts = facts
+
+    def plan(self, value: Any) -> Optional[Swap]:
+        """How to rewrite ``value`` for a host; None when it quotes neither the facts nor the driver."""
+        kind = type(value)
+        if kind is str:
+            pieces = quoted_apart(value, self.raw) if self.raw in value else None
+            if pieces is None:
+                return None
+            return lambda raw, facts: raw.join(pieces)
+        if value is None or kind in _SCALARS:
+            return None
+        if value is self.facts:
+            return lambda raw, facts: facts
+        record_fields = getattr(kind, "__record_names__", None)
+        if record_fields is not None:
+            parts = []
+            for name in record_fields:
+                item = getattr(value, name)
+                # Most fields are text that does not quote the driver, or a scalar: decided here, without a call.
+                if type(item) is str and self.raw not in item or item is None or type(item) in _SCALARS:
+                    continue
+                step = self.plan(item)
+                if step is not None:
+                    parts.append((name, step))
+            if not parts:
+                return None
+            return lambda raw, facts: replace(value, **{name: step(raw, facts) for name, step in parts})
+        if kind is tuple or kind is list:
+            steps = [(i, step) for i, item in enumerate(value) if (step := self.plan(item)) is not None]
+            if not steps:
+                return None
+
+            def rebuilt(raw: str, facts: HostFacts) -> Any:
+                items = list(value)
+                for i, step in steps:
+                    items[i] = step(raw, facts)
+                return kind(items)
+
+            return rebuilt
+        if kind is dict:
+            keyed = [(key, step) for key, item in value.items() if (step := self.plan(item)) is not None]
+            if not keyed:
+                return None
+            return lambda raw, facts: {**value, **{key: step(raw, facts) for key, step in keyed}}
+        return None
+
+
+_SCALARS = (int, bool, float)
+
+
+def _planned(swapper: _Swapper, value: Any) -> Swap:
+    step = swapper.plan(value)
+    return step if step is not None else (lambda raw, facts: value)
+
+
+class SharedChecks:
+    """The judged classes of one fleet run: ``get`` a host's result from its class, else ``put``
+    the one its own check gave."""
+
+    def __init__(self, table: CompatTable, request: Request):
+        self.enabled = _shareable(request)
+        self.drivers = table_drivers(table) if self.enabled else ()
+        self.judged: dict[object, tuple[Swap, Swap]] = {}
+        self.plain: dict[int, bool] = {}  # id of a host's facts without its driver version -> they quote no driver
+
+    def key(self, rest: Optional[HostFacts], raw: Optional[str]) -> Optional[object]:
+        """The class of a host: ``rest``, what decides its verdict but its driver's version (one
+        object per distinct value: fleet/judge.py), and where its driver ``raw`` sits among the
+        table's; None when it is judged alone."""
+        if not self.enabled or not raw or rest is None or raw != raw.strip():
+            return None
+        plain = self.plain.get(id(rest))
+        if plain is None:
+            plain = self.plain[id(rest)] = quotes_no_driver(rest)
+        found = driver_class(raw, self.drivers) if plain else None
+        return (id(rest), found) if found is not None else None
+
+    def get(self, key: Optional[object], facts: HostFacts) -> Optional[tuple[CheckResult, Optional[Answer]]]:
+        entry = self.judged.get(key) if key is not None else None
+        if entry is None:
+            return None
+        raw = facts.driver.driver_version
+        assert raw is not None  # a key is only made for a host with a driver version
+        result, answer = entry
+        return result(raw, facts), answer(raw, facts)
+
+    def put(self, key: Optional[object], facts: HostFacts, result: CheckResult, answer: Optional[Answer]) -> None:
+        if key is not None and facts.driver.driver_version:
+            swapper = _Swapper(facts.driver.driver_version, facts)
+            self.judged[key] = (_planned(swapper, result), _planned(swapper, answer))
