@@ -157,7 +157,9 @@ def build_fix(host: HostView, release: PytorchRelease, name: str) -> tuple[str, 
 
 
 def _fits(host: HostView, variant: Optional[WheelVariant]) -> bool:
-    return variant is not None and _covers_gpus(host, variant) and host.support(variant.cuda).tier != TOO_OLD
+    # The driver first: its answer is kept per CUDA minor, which many variants share, so an old
+    # driver rules most of them out without their coverage being worked out.
+    return variant is not None and host.support(variant.cuda).tier != TOO_OLD and _covers_gpus(host, variant)
 
 
 def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant, host: Optional[HostView] = None) -> str:
