@@ -9,7 +9,7 @@ from typing import Any, Optional
 # The CUDA version each driver branch reports (nvmlSystemGetCudaDriverVersion), as the table has it.
 CUDA_OF_BRANCH = {"470": "11.4", "525": "12.0", "535": "12.2", "550": "12.4", "560": "12.6",
                   "570": "12.8", "575": "12.9", "580": "13.0", "590": "13.1", "595": "13.2", "610": "13.3",
-                  "615": "13.4"}  # fmt: skip
+                  "615": "13.4", "620": "13.5"}  # fmt: skip
 # (NVML name, compute capability, MiB, GFD family) of the GPUs the tests put in node pools.
 GPUS = {
     "H100": ("NVIDIA H100 80GB HBM3", (9, 0), 81559, "hopper"),

@@ -63,7 +63,7 @@ def _report(result: FleetResult) -> str:
 
 def _unshared(hosts: list[FleetHost], request: Any, monkeypatch: pytest.MonkeyPatch) -> FleetResult:
     class Alone(SharedChecks):
-        def key(self, rest: Any, raw: Any) -> None:
+        def key(self, rest: Any, raw: Any, facts: Any) -> None:
             return None
 
     with monkeypatch.context() as patched:
@@ -143,6 +143,32 @@ def test_a_host_whose_facts_carry_another_driver_version_is_checked_on_its_own(m
     assert verdicts["550.100.01"] != verdicts["550.100.02"]  # the module mismatch is the host's own
 
 
+def test_hosts_whose_gpus_differ_in_memory_keep_their_own_sizes_in_words() -> None:
+    """The verdict key ranks memory sizes; multi-gpu-mixed quotes them: such hosts are not shared."""
+    request = resolve_request(TABLE, today=TODAY)
+    base = _snapshot(0, "h100-550", "550.60.01").facts
+    assert base is not None and len(base.gpus) >= 2
+    hosts = []
+    for i, (driver, sizes) in enumerate((("550.60.01", (80, 40)), ("550.70.01", (94, 64)))):
+        gpus = tuple(replace(g, memory_total_bytes=sizes[j % 2] * 2**30) for j, g in enumerate(base.gpus))
+        facts = replace(base, hostname=f"host-{i}", gpus=gpus, driver=replace(base.driver, driver_version=driver, nvml_version=None))
+        hosts.append(FleetHost(name=f"host-{i}", source=f"h{i}.json", origin=SNAPSHOT, facts=facts))
+    result = judge_fleet(hosts, TABLE, request)
+    _assert_each_group_is_its_own_check(result, request)
+    words = {g.driver: " ".join(f.title + " " + f.detail for f in g.result.findings if f.code == "multi-gpu-mixed")
+             for g in result.groups if g.result is not None}
+    assert "64 GiB" in words["550.70.01"] and "40 GiB" not in words["550.70.01"]
+
+
+def test_a_driver_the_tables_words_quote_is_checked_on_its_own() -> None:
+    """570.86.10 is quoted by a table note (the driver a Triton matrix prints): a host on it is not
+    a representative whose swap would rewrite that note for a host on 570.86.15."""
+    assert driver_class("570.86.10", table_drivers(TABLE)) is None
+    request = resolve_request(TABLE, family="ngc-pytorch", torch="2.6", today=TODAY)
+    hosts = [_node(0, "H100", "570.86.10", 8), _node(1, "H100", "570.86.15", 8)]
+    _assert_each_group_is_its_own_check(judge_fleet(hosts, TABLE, request), request)
+
+
 def test_every_group_of_a_fleet_around_every_table_driver_gets_its_own_checks_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     request = resolve_request(TABLE, today=TODAY)
     hosts = []
@@ -198,3 +224,19 @@ def test_shared_fleet_reports_are_the_unshared_ones(picks: list[tuple[str, str, 
 )
 def test_only_whole_quotes_of_the_driver_are_swapped(text: str, driver: str, pieces: Any) -> None:
     assert quoted_apart(text, driver) == pieces
+
+
+def test_a_result_that_cannot_be_rewritten_is_not_shared() -> None:
+    """A set (no order to rebuild) or a DriverVersion (its numbers) that quotes the driver: the
+    class's other hosts are checked themselves."""
+    request = resolve_request(TABLE, today=TODAY)
+    facts = _node(0, "H100", "550.130.01", 8).facts
+    other = _node(1, "H100", "550.131.01", 8).facts
+    assert facts is not None and other is not None
+    for odd in (frozenset({"driver 550.130.01"}), DriverVersion.parse("550.130.01")):
+        shared = SharedChecks(TABLE, request)
+        shared.put("class", facts, odd, None)  # type: ignore[arg-type]
+        assert shared.get("class", other) is None
+    plain = SharedChecks(TABLE, request)
+    plain.put("class", facts, ("driver 550.130.01 here",), None)  # type: ignore[arg-type]
+    assert plain.get("class", other) == (("driver 550.131.01 here",), None)

@@ -61,9 +61,10 @@ class CudaRelease:
     kind: str = ""  # "GA" | "update" | "RC", as NVIDIA labels the row
     note: str = ""
     # How the driver is known: "release-notes" (Table 3 as NVIDIA prints it), "redist-manifest" (the
-    # driver NVIDIA pairs with the release in its own redistributable manifest and CUDA repository: the
-    # cuda-compat package and the cuda-drivers package published with it; for 13.0 GA to 13.2 Update 2
-    # those equal Table 3's rows), "runfile-name" (the driver NVIDIA's own installer bundles, as its file
+    # driver NVIDIA pairs with the release in its own redistributable manifests: the toolkit's, with the
+    # cuda-compat and cuda-drivers packages published with it, which for 13.0 GA to 13.2 Update 2 equal
+    # Table 3's rows; or the driver's own, whose cuda_compat is built for the release: a driver that
+    # runs it fully, which may lie above NVIDIA's floor, never below), "runfile-name" (the driver NVIDIA's own installer bundles, as its file
     # name cuda_X.Y.Z_<driver>_linux.run says, for updates no Table 3 prints) or "driver-branch" (NVIDIA
     # prints only the minor's driver branch, from 13.4 on: the row holds the branch number, 615). All are
     # NVIDIA's own publication and all decide verdicts.

@@ -503,7 +503,7 @@ def _judge_fleet(
         if facts is None:
             groups.append(HostGroup(members, None, None, missing, None))
             continue
-        share = shared.key(kind.rest, kind.driver) if shared is not None else None
+        share = shared.key(kind.rest, kind.driver, facts) if shared is not None else None
         known = shared.get(share, facts) if shared is not None else None
         if known is not None:
             groups.append(HostGroup(members, facts, known[0], missing, known[1], share))

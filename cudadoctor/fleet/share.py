@@ -11,9 +11,11 @@ result with their own facts, and their own driver quoted wherever it quoted its 
 
 What may not be shared is not: a request that brings driver constraints from outside the table
 (--require, an image's NVIDIA_REQUIRE_* labels, a `docker run` line) shares nothing; a driver that
-is itself one of the table's versions is judged on its own (the words could quote either); so is
-a host whose facts carry another driver version (a kernel module's, libcuda's, NVML's, a versioned
-library's name): the check compares the driver with those too. tests/test_fleet_sharing.py holds
+is itself one of the table's versions, or one the table's words quote, is judged on its own (the
+words could quote either); so is a host whose facts carry another driver version (a kernel
+module's, libcuda's, NVML's, a versioned library's name: the check compares the driver with those
+too), a host whose GPUs differ in memory (the verdict key ranks the sizes, the words quote them),
+and a class whose result holds the driver other than as text (CannotSwap). tests/test_fleet_sharing.py holds
 a shared fleet's report to the one every host's own check gives.
 """
 
@@ -39,10 +41,19 @@ def _padded(version: DriverVersion) -> tuple[int, ...]:
     return numbers + (0,) * (_WIDTH - len(numbers)) if len(numbers) < _WIDTH else numbers
 
 
+_QUOTED_DRIVER = re.compile(r"(?<![\d.])\d{3}\.\d{1,3}(?:\.\d{1,3})?(?![\d]|\.\d)")  # 570.86.10 in a note
+
+
 def _table_drivers(value: Any, found: set[tuple[int, ...]], seen: set[int]) -> None:
-    """Every driver version held anywhere in the table's records (its raw JSON excepted)."""
+    """Every driver version held anywhere in the table's records (its raw JSON excepted), and every
+    one its words quote (a note citing the driver a matrix prints): a host on such a driver is
+    judged alone, so a swap never rewrites NVIDIA's words as if they quoted the host."""
     if isinstance(value, DriverVersion):
         found.add(_padded(value))
+    elif type(value) is str:
+        if "." in value:
+            for text in _QUOTED_DRIVER.findall(value):
+                found.add(_padded(DriverVersion.parse(text)))
     elif is_record(value):
         if id(value) in seen:
             return
@@ -142,6 +153,10 @@ def quoted_apart(text: str, raw: str) -> Optional[tuple[str, ...]]:
     return tuple(pieces)
 
 
+class CannotSwap(Exception):
+    """A result this module cannot rewrite for another host: its class is checked host by host."""
+
+
 Swap = Callable[[str, HostFacts], Any]  # (a host's driver text, its facts) -> the value rewritten for it
 
 
@@ -167,6 +182,8 @@ class _Swapper:
             return None
         if value is self.facts:
             return lambda raw, facts: facts
+        if kind is DriverVersion and value.raw == self.raw:
+            raise CannotSwap("the result holds the driver as a version")  # its numbers are the representative's
         record_fields = getattr(kind, "__record_names__", None)
         if record_fields is not None:
             parts = []
@@ -198,6 +215,8 @@ class _Swapper:
             if not keyed:
                 return None
             return lambda raw, facts: {**value, **{key: step(raw, facts) for key, step in keyed}}
+        if isinstance(value, (set, frozenset)) and any(self.plan(item) is not None for item in value):
+            raise CannotSwap("a set quotes the driver")  # no order to rebuild it in: judged alone
         return None
 
 
@@ -219,11 +238,14 @@ class SharedChecks:
         self.judged: dict[object, tuple[Swap, Swap]] = {}
         self.plain: dict[int, bool] = {}  # id of a host's facts without its driver version -> they quote no driver
 
-    def key(self, rest: Optional[HostFacts], raw: Optional[str]) -> Optional[object]:
+    def key(self, rest: Optional[HostFacts], raw: Optional[str], facts: HostFacts) -> Optional[object]:
         """The class of a host: ``rest``, what decides its verdict but its driver's version (one
         object per distinct value: fleet/judge.py), and where its driver ``raw`` sits among the
-        table's; None when it is judged alone."""
+        table's; None when it is judged alone. GPUs of more than one memory size are judged alone
+        too: the verdict key ranks the sizes, while the words of multi-gpu-mixed quote them."""
         if not self.enabled or not raw or rest is None or raw != raw.strip():
+            return None
+        if len({gpu.memory_total_bytes for gpu in facts.gpus if gpu.memory_total_bytes}) > 1:
             return None
         plain = self.plain.get(id(rest))
         if plain is None:
@@ -243,4 +265,7 @@ class SharedChecks:
     def put(self, key: Optional[object], facts: HostFacts, result: CheckResult, answer: Optional[Answer]) -> None:
         if key is not None and facts.driver.driver_version:
             swapper = _Swapper(facts.driver.driver_version, facts)
-            self.judged[key] = (_planned(swapper, result), _planned(swapper, answer))
+            try:
+                self.judged[key] = (_planned(swapper, result), _planned(swapper, answer))
+            except CannotSwap:
+                pass  # the class's other hosts are checked themselves
