@@ -129,7 +129,7 @@ def _indented(value: Any, indent: str) -> str:
         inner = indent + "  "
         members = (_quoted(k) + ": " + _indented(v, inner) for k, v in value.items())
         return "{\n" + inner + (",\n" + inner).join(members) + "\n" + indent + "}"
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float)):
         # A subclass or a non-finite float: json's shared encoder (C). An indenting one is built per
         # call, as a cycle of closures that only the cyclic collector frees, and the CLI runs with
         # that collector off.

@@ -512,10 +512,10 @@ def _judge_fleet(
         answer = decide(result, table)
         HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
-        group = HostGroup(members, facts, kept(result), missing, answer, share)
+        judged = kept(result)
         if shared is not None:
-            shared.put(share, facts, group.result, answer)  # type: ignore[arg-type]
-        groups.append(group)
+            shared.put(share, facts, judged, answer)
+        groups.append(HostGroup(members, facts, judged, missing, answer, share))
     groups.sort(key=lambda g: -len(g.hosts))
 
     candidates: list[Coverage] = []

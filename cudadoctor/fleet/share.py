@@ -44,38 +44,42 @@ def _padded(version: DriverVersion) -> tuple[int, ...]:
 _QUOTED_DRIVER = re.compile(r"(?<![\d.])\d{3}\.\d{1,3}(?:\.\d{1,3})?(?![\d]|\.\d)")  # 570.86.10 in a note
 
 
-def _table_drivers(value: Any, found: set[tuple[int, ...]], seen: set[int]) -> None:
-    """Every driver version held anywhere in the table's records (its raw JSON excepted), and every
-    one its words quote (a note citing the driver a matrix prints): a host on such a driver is
-    judged alone, so a swap never rewrites NVIDIA's words as if they quoted the host."""
-    if isinstance(value, DriverVersion):
-        found.add(_padded(value))
-    elif type(value) is str:
-        if "." in value:
-            for text in _QUOTED_DRIVER.findall(value):
-                found.add(_padded(DriverVersion.parse(text)))
+def _leaves(value: Any, skip: tuple[str, ...] = (), seen: Optional[set[int]] = None) -> Iterator[Any]:
+    """Every value inside ``value`` that is not a record or a container (a driver version counts as
+    a value), with the keys of its maps; a record met twice is walked once, and record fields
+    named in ``skip`` are left out."""
+    seen = set() if seen is None else seen
+    if isinstance(value, DriverVersion) or not (is_record(value) or isinstance(value, (tuple, list, frozenset, set, dict))):
+        yield value
     elif is_record(value):
-        if id(value) in seen:
-            return
-        seen.add(id(value))
-        for f in fields(value):
-            if f.name not in ("raw", "gpu_names"):
-                _table_drivers(getattr(value, f.name), found, seen)
-    elif isinstance(value, (tuple, list, frozenset, set)):
-        for item in value:
-            _table_drivers(item, found, seen)
+        if id(value) not in seen:
+            seen.add(id(value))
+            for f in fields(value):
+                if f.name not in skip:
+                    yield from _leaves(getattr(value, f.name), skip, seen)
     elif isinstance(value, dict):
-        for item in value.values():
-            _table_drivers(item, found, seen)
+        for key, item in value.items():
+            yield from _leaves(key, skip, seen)
+            yield from _leaves(item, skip, seen)
+    else:
+        for item in value:
+            yield from _leaves(item, skip, seen)
 
 
 def table_drivers(table: CompatTable) -> tuple[tuple[int, ...], ...]:
     """The table's driver versions, sorted, each padded to one width (worked out once per table)."""
-    memo = table.memo("fleet-share")
+    memo = table.memo("fleet.share")
     drivers = memo.get("drivers")
     if drivers is None:
+        # Every driver version the table's records hold (its raw JSON excepted), and every one its
+        # words quote (a note citing the driver a matrix prints): a host on such a driver is judged
+        # alone, so a swap never rewrites NVIDIA's words as if they quoted the host.
         found: set[tuple[int, ...]] = set()
-        _table_drivers(table, found, set())
+        for leaf in _leaves(table, skip=("raw", "gpu_names")):
+            if isinstance(leaf, DriverVersion):
+                found.add(_padded(leaf))
+            elif type(leaf) is str and "." in leaf:
+                found.update(_padded(DriverVersion.parse(text)) for text in _QUOTED_DRIVER.findall(leaf))
         drivers = memo["drivers"] = tuple(sorted(found))
     return drivers
 
@@ -100,27 +104,12 @@ def driver_class(raw: str, drivers: tuple[tuple[int, ...], ...]) -> Optional[tup
 _DRIVER_LIKE = re.compile(r"\d{3,}\.\d")  # a driver branch and its minor: 550.54, libcuda.so.550.54.15
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if type(value) is str:
-        yield value
-    elif is_record(value):
-        for f in fields(value):
-            yield from _texts(getattr(value, f.name))
-    elif isinstance(value, (tuple, list, frozenset, set)):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(key)
-            yield from _texts(item)
-
-
 def quotes_no_driver(rest: HostFacts) -> bool:
     """The facts (their driver's version taken out) hold no other driver version: no kernel
     module's, libcuda's or NVML library's version, no versioned library name. A check compares the
     driver with those too (a module that does not match its library), so a host that carries one
     has a threshold of its own and is judged alone."""
-    return not any(_DRIVER_LIKE.search(text) for text in _texts(rest))
+    return not any(type(leaf) is str and _DRIVER_LIKE.search(leaf) for leaf in _leaves(rest))
 
 
 def _shareable(request: Request) -> bool:

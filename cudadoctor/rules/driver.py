@@ -130,7 +130,7 @@ def check_driver_for_target(ctx: CheckContext) -> list[Finding]:
 def _driver_sources(table: CompatTable, cuda: CudaVersion) -> str:
     """The citations of the Table 3 row and the minor-version floor a CUDA version is judged by:
     worded once per table and CUDA minor (every host's driver finding cites them)."""
-    memo = table.memo("driver-sources")
+    memo = table.memo("rules.driver.sources")
     key = (cuda.major, cuda.minor)
     if key not in memo:
         rows = (table.min_driver_full(cuda), table.minor_compat_floor(cuda.major))
