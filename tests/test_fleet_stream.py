@@ -136,3 +136,66 @@ def test_a_node_whose_labels_are_not_all_strings_is_a_problem_of_its_own(labels:
     items = list(decode_hosts(json.dumps(doc).encode(), "n.json", "n"))
     assert isinstance(items[0], FleetHost) and isinstance(items[1], SourceProblem)
     assert "node bad: metadata.labels is not a map of strings" in items[1].error
+
+
+def _whole_read_documents() -> list[tuple[str, bytes]]:
+    """Node lists the whole-file reader (msgspec, field by field) takes, and ones it must hand to
+    the streaming decoder (a bad node, a label that is not text, a digit run json may refuse)."""
+    clean = mixed_cluster(per_pool=2)
+    mixed_mig = node_list([node("m1", {**gfd_labels("A100", "550.127.05", 1), "nvidia.com/mig.strategy": "mixed",
+                                       "nvidia.com/mig-1g.5gb.count": "7", "nvidia.com/mig-1g.5gb.memory": "4864"})])
+    by_node_info = node("arm", gfd_labels("H100", "570.133.20", 4), arch="arm64")
+    for key in ("kubernetes.io/arch", "beta.kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/os"):
+        del by_node_info["metadata"]["labels"][key]
+    no_status = node_list([{"kind": "Node", "metadata": {"name": "bare", "labels": gfd_labels("T4", "535.216.01", 1)}}])
+    not_text = node_list([node("a", gfd_labels("T4", "550.127.05", 1))])
+    not_text["items"][0]["metadata"]["labels"]["nvidia.com/gpu.count"] = 1
+    digits_in_text = node_list([node("a", gfd_labels("L40S", "550.127.05", 2))])
+    digits_in_text["items"][0]["metadata"]["annotations"]["example.com/serial"] = "7" * 5000
+    return [
+        *_documents(),
+        ("a clean cluster, kubectl's order", json.dumps(clean, indent=1, sort_keys=True).encode()),
+        ("a clean cluster as a NodeList, minified", json.dumps({**clean, "kind": "NodeList"}, separators=(",", ":")).encode()),
+        ("MIG devices of the mixed strategy", json.dumps(mixed_mig).encode()),
+        ("a node without status", json.dumps(no_status).encode()),
+        ("a platform from status.nodeInfo only", json.dumps(node_list([by_node_info])).encode()),
+        ("a label that is a number", json.dumps(not_text).encode()),
+        ("labels of null", json.dumps(node_list([{"kind": "Node", "metadata": {"name": "n", "labels": None}}])).encode()),
+        ("a 5000-digit run inside a string", json.dumps(digits_in_text).encode()),
+        ("a later items member wins", b'{"kind": "List", "items": [], "items": ' + json.dumps(clean["items"][:2]).encode() + b"}"),
+    ]
+
+
+@pytest.mark.parametrize("label, data", _whole_read_documents(), ids=[label for label, _ in _whole_read_documents()])
+def test_a_document_given_whole_gives_the_hosts_of_the_parsed_document(tmp_path: Path, label: str, data: bytes) -> None:
+    # Given as bytes (the CLI reads a file of at most WHOLE_LIST_BYTES whole), a node list is decoded
+    # field by field; from a file handle it streams.
+    path = tmp_path / "nodes.json"
+    path.write_bytes(data)
+    expected = _shown(hosts_in(json.loads(data), "nodes.json", "nodes"))
+    with path.open("rb") as handle:
+        streamed = _shown(decode_hosts(handle, "nodes.json", "nodes"))
+    assert _shown(decode_hosts(data, "nodes.json", "nodes")) == expected == streamed
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a"}}', "not valid JSON (line 1, column 71)"),
+        (b'{"kind": "List", "items": [{"kind": "Node"}] } trailing', "not valid JSON (line 1, column 48)"),
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}, "n": ' + b"9" * 5000 + b"}]}",
+         "number too long"),
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}, "n": NaN}]}', ""),
+        (b'{"kind": "List", "items": ["\xff"]}', "not UTF-8"),
+    ],
+)
+def test_a_bad_document_given_whole_is_the_streaming_decoders_error(data: bytes, words: str) -> None:
+    try:
+        streamed: Any = _shown(decode_hosts(Trickle(data, 5), "nodes.json", "nodes"))
+    except SourceError as exc:
+        streamed = str(exc)
+    try:
+        whole: Any = _shown(decode_hosts(data, "nodes.json", "nodes"))
+    except SourceError as exc:
+        whole = str(exc)
+    assert whole == streamed and words in str(whole)

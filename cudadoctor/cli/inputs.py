@@ -4,6 +4,7 @@ the CLI's one-line usage error (exit 2). No click: the fast path (cli/fast.py) u
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
@@ -81,63 +82,35 @@ def emit_json(data: Any) -> None:
 
 
 _FLUSH_AT = 1 << 16  # characters gathered before a write
-_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_NOT_ASCII = re.compile("[\x7f-\U0010ffff]")
 
 
-def _scalar(value: Any) -> Optional[str]:
-    """A JSON scalar's text as json writes it (None for anything else), without a json.dumps call
-    per value: a fleet's report holds hundreds of thousands of them."""
-    kind = type(value)
-    if kind is str:
-        return _quoted(value)
-    if value is None:
-        return "null"
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and value == value and value not in (_INF, -_INF):
-        return float.__repr__(value)
-    return None
-
-
-_INF = float("inf")
+def _ascii_escape(match: "re.Match[str]") -> str:
+    """A character json's ensure_ascii writes as an escape: \\uXXXX, a surrogate pair above the BMP."""
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
 
 
 def _indented(value: Any, indent: str) -> str:
-    """``value`` as json.dumps(indent=2) writes it at a line indented by ``indent``. The same text,
-    made faster: json's indenting encoder is pure Python, piece by piece, while a fleet's report is
-    mostly long lists of host names, and each such list is quoted by json's own C string encoder
-    and joined in one go."""
-    text = _scalar(value)
-    if text is not None:
-        return text
-    kind = type(value)
-    if kind is list or kind is tuple:
-        if not value:
-            return "[]"
-        inner = indent + "  "
-        glue = ",\n" + inner
-        try:  # a list of names, most of a fleet's report: quoted in one go by json's C string encoder
-            joined = glue.join(map(_quoted, value))
-        except TypeError:  # an item that is not a string
-            joined = glue.join(_indented(v, inner) for v in value)
-        return "[\n" + inner + joined + "\n" + indent + "]"
-    if kind is dict and all(type(k) is str for k in value):
-        if not value:
-            return "{}"
-        inner = indent + "  "
-        members = (_quoted(k) + ": " + _indented(v, inner) for k, v in value.items())
-        return "{\n" + inner + (",\n" + inner).join(members) + "\n" + indent + "}"
-    if isinstance(value, (bool, int, float)):
-        # A subclass or a non-finite float: json's shared encoder (C). An indenting one is built per
-        # call, as a cycle of closures that only the cyclic collector frees, and the CLI runs with
-        # that collector off.
-        return json.dumps(value)
-    # Anything else (a subclass of list or dict, a map with keys json converts): as json writes it.
-    # JSON text holds no raw newline but those indent=2 puts between items, so each line gets the
-    # depth's indent.
-    return json.dumps(value, indent=2).replace("\n", "\n" + indent)
+    """``value`` as json.dumps(indent=2) writes it at a line indented by ``indent``: encoded and
+    laid out by msgspec, in C (json's indenting encoder is pure Python, piece by piece, and a
+    fleet's report is tens of MB), then made ASCII as json makes it. msgspec writes a finite float
+    in its shortest form as json does, but its exponent without "+" or leading zeros, and NaN and
+    infinities as null; no document written this way holds a float (the fleet schema has none)."""
+    import msgspec
+
+    try:
+        text = msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
+    except (TypeError, OverflowError, ValueError):  # what msgspec cannot write (a key of another type): json can
+        text = json.dumps(value, indent=2)
+    else:
+        if not text.isascii() or "\x7f" in text:  # only inside strings: msgspec escapes nothing else
+            text = _NOT_ASCII.sub(_ascii_escape, text)
+    # JSON text holds no raw newline but those between items, so each line gets the depth's indent.
+    return text.replace("\n", "\n" + indent) if indent else text
 
 
 def json_members_text(members: Iterable[tuple[str, Any]]) -> Iterator[str]:

@@ -25,6 +25,8 @@ Docker and torch. :data:`LABEL_GAPS` names them for the report.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from functools import lru_cache
 from typing import Mapping, Optional
 
 from ..model.facts import MAX_DEVICE_COUNT, MAX_MIG_PER_GPU, NVML_OK, DriverFacts, GpuFacts, HostFacts, MigDeviceFacts, SystemFacts
@@ -69,6 +71,7 @@ LABEL_GAPS = ("gpu-brand", "gpu-health", "kernel-module", "environment", "docker
 _PLATFORM_WORD = re.compile(r"^[a-z0-9_]{1,32}$")  # a GOOS or GOARCH value
 _MIG_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)", re.IGNORECASE)
 _MIG_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-([^/]+)\.count$")
+_MIG_LABELS, _MIG_LABELS_AFTER = "nvidia.com/mig-", "nvidia.com/mig."  # "." follows "-": every mig-* key sorts between
 MIB = 1024 * 1024
 
 
@@ -143,7 +146,8 @@ def _mig_devices(labels: Mapping[str, str], product: Optional[str], count: Optio
             for i in range(count if count is not None else 1)
         )
     devices: list[MigDeviceFacts] = []
-    for key in sorted(labels):
+    keys = sorted(labels)  # the mixed strategy's labels are one run of them, found by bisection (in C)
+    for key in keys[bisect_left(keys, _MIG_LABELS) : bisect_left(keys, _MIG_LABELS_AFTER)]:
         found = _MIG_MIXED_COUNT.match(key)
         if found:
             profile = found.group(1)
@@ -176,6 +180,17 @@ def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts,
     memory_mib = _integer(labels, MEMORY)
     memory = memory_mib * MIB if memory_mib else None
     mig_off = False if MIG_STRATEGY in labels or labels.get(MIG_CAPABLE) == "false" else None
+    return _identical_gpus(product, cc, memory, mig_off, migs, count if count is not None else 1)
+
+
+@lru_cache(maxsize=4096)
+def _identical_gpus(
+    product: Optional[str], cc: Optional[str], memory: Optional[int], mig_off: Optional[bool],
+    migs: tuple[MigDeviceFacts, ...], count: int,
+) -> tuple[GpuFacts, ...]:
+    """The labelled node's GPUs, one per index (the first holds the MIG devices), built once for
+    every node that labels the same: a fleet's nodes differ in driver far more than in GPUs, and
+    records are frozen."""
     return tuple(
         GpuFacts(
             index=i,
@@ -185,7 +200,7 @@ def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts,
             mig_enabled=True if (migs and i == 0) else mig_off,
             mig_devices=migs if i == 0 else (),
         )
-        for i in range(count if count is not None else 1)
+        for i in range(count)
     )
 
 

@@ -6,6 +6,7 @@ JSON in, fleet hosts out; reading files is the loader's job.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
@@ -79,9 +80,8 @@ def kind_of(data: Any) -> str:
     return "unknown"
 
 
-def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The node's name and its nvidia.com/ and platform labels (sorted, GFD's timestamp left out):
-    with its nodeInfo platform, all that decides its facts, so identical nodes share one key."""
+def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, dict[str, str]]:
+    """The node's name and labels, checked: a name, and a map of strings."""
     metadata = node.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
         raise SourceError(f"{where}: a Node without metadata.name")
@@ -92,19 +92,21 @@ def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, tuple[tuple[str,
     # Every node of a list passes here: the types are checked in bulk (map and set run in C).
     if not set(map(type, labels)) <= _STR or not set(map(type, labels.values())) <= _STR:
         raise SourceError(f"{where}: node {name[:80]}: metadata.labels is not a map of strings")
-    relevant = [(key, value) for key, value in labels.items()
-                if (key.startswith(GFD_PREFIX) and key != GFD_TIMESTAMP) or key in PLATFORM_LABELS]
-    relevant.sort()
-    return name, tuple(relevant)
+    return name, labels
 
 
 _STR = {str}
+_GFD_FIRST = (GFD_PREFIX,)  # sorts before every (key, value) of a key with GFD's prefix
+_GFD_AFTER = (GFD_PREFIX[:-1] + chr(ord(GFD_PREFIX[-1]) + 1),)  # and this one after them
 
 
 def _node_platform(node: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
     """(operatingSystem, architecture) of the Node's status.nodeInfo, where they are strings."""
     status = node.get("status")
-    info = status.get("nodeInfo") if isinstance(status, dict) else None
+    return _info_platform(status.get("nodeInfo") if isinstance(status, dict) else None)
+
+
+def _info_platform(info: Any) -> tuple[Optional[str], Optional[str]]:
     if not isinstance(info, dict):
         return None, None
     os_name, arch = info.get("operatingSystem"), info.get("architecture")
@@ -117,15 +119,30 @@ def _facts_of(labels: tuple[tuple[str, str], ...], node_os: Optional[str], node_
     return facts_from_labels(dict(labels), node_os=node_os, node_arch=node_arch)
 
 
+def _labelled_host(name: str, labels: dict[str, str], platform: tuple[Optional[str], Optional[str]], where: str) -> FleetHost:
+    """A node's host from its checked name and labels: its nvidia.com/ and platform labels (sorted,
+    GFD's timestamp left out) with its nodeInfo platform are all that decides its facts, so
+    identical nodes share one key."""
+    # Sorted, GFD's labels are one run (found by bisection, in C): a node carries dozens of others.
+    ordered = sorted(labels.items())
+    relevant = ordered[bisect_left(ordered, _GFD_FIRST) : bisect_left(ordered, _GFD_AFTER)]
+    if (GFD_TIMESTAMP, labels.get(GFD_TIMESTAMP)) in relevant:
+        relevant.remove((GFD_TIMESTAMP, labels[GFD_TIMESTAMP]))
+    platform_labels = [(key, labels[key]) for key in PLATFORM_LABELS if key in labels]
+    if platform_labels:
+        relevant = sorted(relevant + platform_labels)
+    try:
+        facts = _facts_of(tuple(relevant), *platform)
+    except LabelError as exc:
+        raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
+    return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
+
+
 def node_host(node: Any, where: str) -> FleetHost:
     if not isinstance(node, dict) or node.get("kind", "Node") != "Node":
         raise SourceError(f"{where}: an item that is not a Node")
     name, labels = _gpu_labels(node, where)
-    try:
-        facts = _facts_of(labels, *_node_platform(node))
-    except LabelError as exc:
-        raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
-    return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
+    return _labelled_host(name, labels, _node_platform(node), where)
 
 
 _IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields that name one host
@@ -370,6 +387,58 @@ class _Window:
             return found
 
 
+WHOLE_LIST_BYTES = 256 * 1024 * 1024  # a fleet source file up to this size is read whole (a larger one streams)
+
+
+_DIGITS = b"0123456789"
+
+
+def _long_digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds a run of more digits than Python converts to an integer (its
+    int_max_str_digits). Such a run covers one of every that-many-th bytes, so only around those
+    is it looked for: a few thousand slices of a 30 MB list, in C."""
+    import sys
+
+    longest = sys.get_int_max_str_digits()
+    if not longest:
+        return False
+    for index, byte in enumerate(data[::longest]):
+        if 48 <= byte <= 57:  # an ASCII digit: how far does its run go either way?
+            at = index * longest
+            before, after = data[max(0, at - longest) : at], data[at : at + longest + 1]
+            if len(before) - len(before.rstrip(_DIGITS)) + len(after) - len(after.lstrip(_DIGITS)) > longest:
+                return True
+    return False
+
+
+def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
+    """The hosts of a node list read whole by msgspec (about five times json's speed, reading only
+    what a host is made of); None for anything else, and for a list with any node that is not
+    plainly a named Node with a map of string labels: the streaming decoder then reads it and says
+    what is wrong in its words (a document with an integer too long for Python to convert is one
+    of those: msgspec would skip it where no host reads it, json refuses the document)."""
+    if b'"items"' not in data:  # a snapshot or a single Node: not worth a try
+        return None
+    if _long_digit_run(data):  # maybe an integer json refuses: the streaming decoder says so
+        return None
+    from .node_fields import Malformed, decode_labels, decode_node_list
+
+    try:
+        listed = decode_node_list(data)
+        if listed.kind not in ("List", "NodeList") or listed.items is None:
+            return None
+        hosts = []
+        for node in listed.items:
+            metadata = node.metadata
+            if node.kind != "Node" or metadata is None or not metadata.name:
+                return None
+            platform = _info_platform(node.status.nodeInfo) if node.status is not None else (None, None)
+            hosts.append(_labelled_host(metadata.name, decode_labels(metadata.labels), platform, where))
+    except (Malformed, SourceError):
+        return None
+    return hosts
+
+
 def _listed_node(item: Any, where: str, index: int) -> Item:
     try:
         return node_host(item, f"{where} (item {index})" if not _named(item) else where)
@@ -385,7 +454,14 @@ def decode_hosts(
     binary stream the caller opened. A node list is never held whole: each item is parsed on its
     own (at most MAX_VALUE_CHARS) and kept only as its host, so a 1 GiB list costs the memory of
     its nodes' facts. The same hosts, problems and errors as ``hosts_in`` over the parsed
-    document; anything that is not JSON is one SourceError naming ``where``."""
+    document; anything that is not JSON is one SourceError naming ``where``. A node list given as
+    bytes (the CLI reads a file of at most WHOLE_LIST_BYTES whole) is first decoded whole, field by
+    field (``_whole_list_hosts``): the same hosts, faster."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        hosts = _whole_list_hosts(bytes(source), where)
+        if hosts is not None:
+            yield from hosts
+            return
     window = _Window(source, where)
     if window.small() or window.peek() != "{":
         data = window.value()
