@@ -51,11 +51,15 @@ def _hosts_of_file(
         # field by field (fleet/sources.py), several times faster; a larger one streams.
         whole: Optional[bytes] = None
         try:
-            if os.fstat(handle.fileno()).st_size <= WHOLE_LIST_BYTES:
-                whole = handle.read(WHOLE_LIST_BYTES + 1)
-                if len(whole) > WHOLE_LIST_BYTES:  # it grew while it was read: stream it after all
-                    handle.seek(0)
-                    whole = None
+            size = os.fstat(handle.fileno()).st_size
+            if size <= WHOLE_LIST_BYTES:
+                # asked for its size (and one byte more), not for the bound: read(n) allocates n
+                whole = handle.read(size + 1)
+                if len(whole) > size:  # it grew while it was read
+                    whole += handle.read(WHOLE_LIST_BYTES + 1 - len(whole))
+                    if len(whole) > WHOLE_LIST_BYTES:  # past the bound: stream it after all
+                        handle.seek(0)
+                        whole = None
         except OSError as exc:
             raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         _hosts_of_stream(whole if whole is not None else handle, path, fallback, hosts, problems, cache)
