@@ -221,7 +221,13 @@ def _system(labels: Mapping[str, str], node_os: Optional[str], node_arch: Option
     os_name = os_name or _platform_word(node_os, "status.nodeInfo.operatingSystem")
     if arch is None and os_name is None:
         return None
-    return SystemFacts(os=os_name, machine=MACHINE_OF_GOARCH.get(arch, arch) if arch is not None else None)
+    return _system_facts(os_name, MACHINE_OF_GOARCH.get(arch, arch) if arch is not None else None)
+
+
+@lru_cache(maxsize=256)
+def _system_facts(os_name: Optional[str], machine: Optional[str]) -> SystemFacts:
+    """One object per platform: a fleet's nodes run a handful (and the fleet groups by identity first)."""
+    return SystemFacts(os=os_name, machine=machine)
 
 
 def facts_from_labels(

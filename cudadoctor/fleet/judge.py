@@ -16,7 +16,7 @@ from ..doctor.answer import BUILD_FAILURES, USE_INSTEAD, Answer, decide
 from ..doctor.check import CheckResult, check
 from ..host.view import HostView
 from ..doctor.request import Request
-from ..model.facts import HostFacts, ImageFacts
+from ..model.facts import DriverFacts, GpuFacts, HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN, Finding
 from ..model.record import field, record, replace
 from ..model.versions import CudaVersion
@@ -208,9 +208,44 @@ class _Kind:
         self.hosts: list[FleetHost] = []
 
 
+class _Rests:
+    """Each distinct verdict key without its driver's version (``rest``), as one object. Found by
+    the identity of its parts first: nodes labelled alike share their GPUs' and platform's objects
+    (fleet/gfd.py), so most hosts are placed without hashing their facts; facts equal but not
+    shared are found by value, as before."""
+
+    def __init__(self, request: Optional[Request]):
+        self.request = request
+        self.by_value: dict[HostFacts, HostFacts] = {}
+        self.drivers: dict[DriverFacts, DriverFacts] = {}  # each driver's facts without its version, once
+        self.gpus: dict[tuple[GpuFacts, ...], tuple[GpuFacts, ...]] = {}  # each host's GPUs as the key has them, once
+        self.ranked: dict[int, tuple[tuple[GpuFacts, ...], tuple[GpuFacts, ...]]] = {}  # id(gpus) -> (gpus, as the key has them)
+        # The memos hold every object whose id they are keyed by, so no id is reused while it is a key.
+        self.by_parts: dict[tuple[object, ...], tuple[HostFacts, HostFacts]] = {}
+
+    def of(self, kind: HostFacts) -> HostFacts:
+        """verdict_key(kind, request), its driver's version taken out."""
+        memo = self.ranked.get(id(kind.gpus))
+        if memo is None:
+            gpus = verdict_key(replace(kind, driver=DriverFacts()), self.request).gpus
+            gpus = self.gpus.setdefault(gpus, gpus)  # hosts whose GPUs differ only in memory size rank alike
+            memo = self.ranked[id(kind.gpus)] = (kind.gpus, gpus)
+        gpus = memo[1]
+        driver = replace(kind.driver, driver_version=None) if kind.driver.driver_version is not None else kind.driver
+        driver = self.drivers.setdefault(driver, driver)
+        parts = (id(gpus), id(driver), id(kind.system), id(kind.docker), id(kind.torch), kind.hostname, kind.probed_at,
+                 kind.cudadoctor_version)
+        known = self.by_parts.get(parts)
+        if known is None:
+            rest = replace(kind, driver=driver, gpus=gpus)
+            rest = self.by_value.setdefault(rest, rest)
+            known = self.by_parts[parts] = (rest, kind)
+        return known[0]
+
+
 def _kinds(hosts: Iterable[FleetHost], request: Optional[Request]) -> list[_Kind]:
     groups: dict[tuple[int, Optional[str], tuple[str, ...]], _Kind] = {}
-    rests: dict[HostFacts, HostFacts] = {}  # each distinct verdict key without its driver version, once
+    rests = _Rests(request)
     # Hosts of one kind share one identity-free facts object (sources.py): look each up once.
     # The memo holds each object it names, so an id is never reused while it is a key.
     by_object: dict[tuple[int, str], _Kind] = {}
@@ -220,12 +255,8 @@ def _kinds(hosts: Iterable[FleetHost], request: Optional[Request]) -> list[_Kind
         known = by_object.get(memo)
         if known is None:
             missing = _missing(host)
-            rest = driver = None
-            if kind is not None:
-                decides = verdict_key(kind, request)
-                driver = decides.driver.driver_version
-                rest = replace(decides, driver=replace(decides.driver, driver_version=None))
-                rest = rests.setdefault(rest, rest)
+            rest = rests.of(kind) if kind is not None else None
+            driver = kind.driver.driver_version if kind is not None else None
             key = (id(rest), driver, missing)  # ``rests`` holds every rest: no id is reused
             known = groups.get(key)
             if known is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
 from ..compat.table import CompatTable
 from ..doctor.answer import Answer
@@ -224,8 +224,12 @@ class SharedChecks:
     def __init__(self, table: CompatTable, request: Request):
         self.enabled = _shareable(request)
         self.drivers = table_drivers(table) if self.enabled else ()
-        self.judged: dict[object, tuple[Swap, Swap]] = {}
+        # class -> its first host's result (_Judged), its planned rewrite, or None: it cannot be rewritten
+        self.judged: dict[object, Union[_Judged, tuple[Swap, Swap], None]] = {}
         self.plain: dict[int, bool] = {}  # id of a host's facts without its driver version -> they quote no driver
+        # id of a host's GPUs -> (them, how many memory sizes they have): the memo holds what it names
+        self.sizes: dict[int, tuple[object, int]] = {}
+        self.plain_parts: dict[int, tuple[object, bool]] = {}  # id of a field's value -> (it, it quotes no driver)
 
     def key(self, rest: Optional[HostFacts], raw: Optional[str], facts: HostFacts) -> Optional[object]:
         """The class of a host: ``rest``, what decides its verdict but its driver's version (one
@@ -234,27 +238,52 @@ class SharedChecks:
         too: the verdict key ranks the sizes, while the words of multi-gpu-mixed quote them."""
         if not self.enabled or not raw or rest is None or raw != raw.strip():
             return None
-        if len({gpu.memory_total_bytes for gpu in facts.gpus if gpu.memory_total_bytes}) > 1:
+        sizes = self.sizes.get(id(facts.gpus))
+        if sizes is None:  # labelled nodes of one GPU set share their GPUs' object (fleet/gfd.py)
+            sizes = self.sizes[id(facts.gpus)] = (facts.gpus, len({g.memory_total_bytes for g in facts.gpus if g.memory_total_bytes}))
+        if sizes[1] > 1:
             return None
         plain = self.plain.get(id(rest))
         if plain is None:
-            plain = self.plain[id(rest)] = quotes_no_driver(rest)
+            plain = self.plain[id(rest)] = all(self._plain_part(getattr(rest, f.name)) for f in fields(rest))
         found = driver_class(raw, self.drivers) if plain else None
         return (id(rest), found) if found is not None else None
+
+    def _plain_part(self, value: Any) -> bool:
+        """quotes_no_driver of one field of a host's facts, once per object: hosts of one GPU set or
+        platform share those objects (fleet/judge.py _Rests)."""
+        known = self.plain_parts.get(id(value))
+        if known is None:
+            known = self.plain_parts[id(value)] = (value, not any(type(leaf) is str and _DRIVER_LIKE.search(leaf) for leaf in _leaves(value)))
+        return known[1]
 
     def get(self, key: Optional[object], facts: HostFacts) -> Optional[tuple[CheckResult, Optional[Answer]]]:
         entry = self.judged.get(key) if key is not None else None
         if entry is None:
             return None
+        if isinstance(entry, _Judged):  # the class's second host: its rewrite is planned now
+            swapper = _Swapper(entry.raw, entry.facts)
+            try:
+                entry = self.judged[key] = (_planned(swapper, entry.result), _planned(swapper, entry.answer))
+            except CannotSwap:
+                self.judged[key] = None  # the class's other hosts are checked themselves
+                return None
         raw = facts.driver.driver_version
         assert raw is not None  # a key is only made for a host with a driver version
         result, answer = entry
         return result(raw, facts), answer(raw, facts)
 
     def put(self, key: Optional[object], facts: HostFacts, result: CheckResult, answer: Optional[Answer]) -> None:
-        if key is not None and facts.driver.driver_version:
-            swapper = _Swapper(facts.driver.driver_version, facts)
-            try:
-                self.judged[key] = (_planned(swapper, result), _planned(swapper, answer))
-            except CannotSwap:
-                pass  # the class's other hosts are checked themselves
+        """The class's first result, kept as it is: most classes of a varied fleet hold one host,
+        so the rewrite is planned only when a second one asks (``get``)."""
+        if key is not None and facts.driver.driver_version and key not in self.judged:
+            self.judged[key] = _Judged(facts.driver.driver_version, facts, result, answer)
+
+
+class _Judged:
+    """A class's first host and its result, before any other host of it has asked."""
+
+    __slots__ = ("raw", "facts", "result", "answer")
+
+    def __init__(self, raw: str, facts: HostFacts, result: CheckResult, answer: Optional[Answer]):
+        self.raw, self.facts, self.result, self.answer = raw, facts, result, answer
