@@ -240,3 +240,26 @@ def test_a_result_that_cannot_be_rewritten_is_not_shared() -> None:
     plain = SharedChecks(TABLE, request)
     plain.put("class", facts, ("driver 550.130.01 here",), None)  # type: ignore[arg-type]
     assert plain.get("class", other) == (("driver 550.131.01 here",), None)
+
+
+def test_a_finding_every_result_shares_is_still_rewritten_where_it_quotes_the_driver() -> None:
+    """The fleet's stand-ins for passing findings are held as they are by every class's result
+    (SharedChecks.hold_inert), unless one quotes a driver version or holds a host's facts: that
+    one is rewritten for each host as before."""
+    from cudadoctor.model.findings import OK, Finding
+
+    request = resolve_request(TABLE, today=TODAY)
+    facts = _node(0, "H100", "550.130.01", 8).facts
+    other = _node(1, "H100", "550.131.01", 8).facts
+    assert facts is not None and other is not None
+    quoting = Finding(code="driver-ok", severity=OK, title="", subject="driver 550.130.01")
+    plain = Finding(code="gpu-ok", severity=OK, title="", subject="GPU 0")
+    shared = SharedChecks(TABLE, request)
+    shared.hold_inert(quoting)
+    shared.hold_inert(plain)
+    shared.hold_inert(facts)
+    shared.put("class", facts, (facts, quoting, plain), None)  # type: ignore[arg-type]
+    got = shared.get("class", other)
+    assert got is not None
+    rewritten, _ = got
+    assert rewritten[0] is other and rewritten[1].subject == "driver 550.131.01" and rewritten[2] is plain  # type: ignore[index]

@@ -473,10 +473,11 @@ class _Kept:
     becomes one shared stand-in per code and severity: 10 000 kinds of host kept about 30 worded
     findings each (half the fleet's memory) that no fleet report prints."""
 
-    __slots__ = ("stand_ins",)
+    __slots__ = ("stand_ins", "shared")
 
-    def __init__(self) -> None:
+    def __init__(self, shared: Optional[SharedChecks] = None) -> None:
         self.stand_ins: dict[tuple[str, str, str, str], Finding] = {}
+        self.shared = shared  # told of each stand-in: every result may hold it, no rewrite need walk it
 
     def finding(self, f: Finding) -> Finding:
         if f.severity in (FAIL, WARN):
@@ -485,6 +486,8 @@ class _Kept:
         stand_in = self.stand_ins.get(key)
         if stand_in is None:
             stand_in = self.stand_ins[key] = Finding(code=f.code, severity=f.severity, title="", subject=f.subject, group=f.group)
+            if self.shared is not None:
+                self.shared.hold_inert(stand_in)
         return stand_in
 
     def __call__(self, result: CheckResult) -> CheckResult:
@@ -527,8 +530,8 @@ def _judge_fleet(
     problems: Sequence[SourceProblem],
 ) -> FleetResult:
     groups = []
-    kept = _Kept()
     shared = SharedChecks(table, request) if image is None else None
+    kept = _Kept(shared)
     for kind in _kinds(hosts, request):
         facts, missing, members = kind.facts, kind.missing, tuple(kind.hosts)
         if facts is None:

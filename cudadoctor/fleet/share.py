@@ -66,6 +66,20 @@ def _leaves(value: Any, skip: tuple[str, ...] = (), seen: Optional[set[int]] = N
             yield from _leaves(item, skip, seen)
 
 
+def _records(value: Any) -> Iterator[Any]:
+    """``value`` and every record inside it."""
+    if is_record(value):
+        yield value
+        for f in fields(value):
+            yield from _records(getattr(value, f.name))
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        for item in value:
+            yield from _records(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _records(item)
+
+
 def table_drivers(table: CompatTable) -> tuple[tuple[int, ...], ...]:
     """The table's driver versions, sorted, each padded to one width (worked out once per table)."""
     memo = table.memo("fleet.share")
@@ -155,9 +169,10 @@ class _Swapper:
     rewrite is planned once, over the representative's result: only the values on a path to a
     quote are rebuilt for each host, the rest is shared as it is."""
 
-    def __init__(self, raw: str, facts: HostFacts):
+    def __init__(self, raw: str, facts: HostFacts, inert: Optional[dict[int, object]] = None):
         self.raw = raw
         self.facts = facts
+        self.inert = inert if inert is not None else {}  # ids of values no host's rewrite changes
 
     def plan(self, value: Any) -> Optional[Swap]:
         """How to rewrite ``value`` for a host; None when it quotes neither the facts nor the driver."""
@@ -175,6 +190,8 @@ class _Swapper:
             raise CannotSwap("the result holds the driver as a version")  # its numbers are the representative's
         record_fields = getattr(kind, "__record_names__", None)
         if record_fields is not None:
+            if id(value) in self.inert:
+                return None
             parts = []
             for name in record_fields:
                 item = getattr(value, name)
@@ -230,6 +247,7 @@ class SharedChecks:
         # id of a host's GPUs -> (them, how many memory sizes they have): the memo holds what it names
         self.sizes: dict[int, tuple[object, int]] = {}
         self.plain_parts: dict[int, tuple[object, bool]] = {}  # id of a field's value -> (it, it quotes no driver)
+        self.inert: dict[int, object] = {}  # id -> a record no rewrite changes (hold_inert), held
 
     def key(self, rest: Optional[HostFacts], raw: Optional[str], facts: HostFacts) -> Optional[object]:
         """The class of a host: ``rest``, what decides its verdict but its driver's version (one
@@ -249,6 +267,13 @@ class SharedChecks:
         found = driver_class(raw, self.drivers) if plain else None
         return (id(rest), found) if found is not None else None
 
+    def hold_inert(self, value: Any) -> None:
+        """A record every class's result may hold as it is (the fleet's stand-in for a finding that
+        passes): where it quotes no driver version and holds no host's facts, no rewrite walks it."""
+        if not any(isinstance(leaf, DriverVersion) or (type(leaf) is str and _DRIVER_LIKE.search(leaf)) for leaf in _leaves(value)):
+            if not any(isinstance(part, HostFacts) for part in _records(value)):
+                self.inert[id(value)] = value
+
     def _plain_part(self, value: Any) -> bool:
         """quotes_no_driver of one field of a host's facts, once per object: hosts of one GPU set or
         platform share those objects (fleet/judge.py _Rests)."""
@@ -262,7 +287,7 @@ class SharedChecks:
         if entry is None:
             return None
         if isinstance(entry, _Judged):  # the class's second host: its rewrite is planned now
-            swapper = _Swapper(entry.raw, entry.facts)
+            swapper = _Swapper(entry.raw, entry.facts, self.inert)
             try:
                 entry = self.judged[key] = (_planned(swapper, entry.result), _planned(swapper, entry.answer))
             except CannotSwap:
