@@ -29,27 +29,51 @@ def target_payload(request: Request) -> dict[str, Any]:
     }
 
 
-def _group(group: HostGroup) -> dict[str, Any]:
-    rec = group.result.recommendation if group.result is not None else None
-    target = group.result.target if group.result is not None else None
-    return {
-        "hosts": list(group.names),
-        "count": len(group.hosts),
-        "verdict": group.verdict,
-        "findings": list(group.blocking),
-        "driver": group.driver,
-        "cuda_driver": group.facts.driver.cuda_driver_version if group.facts is not None else None,
-        "gpus": [{"name": k.name, "compute_capability": k.compute_capability, "count": k.count} for k in group.gpu_kinds],
-        "os": group.os,
-        "missing": list(group.missing),
-        "sources": sorted({h.origin for h in group.hosts}),
-        "target": None if target is None else {"variant": target.variant, "cuda": target.cuda, "image": target.image},
-        "recommendation": None
-        if rec is None
-        else {"torch": rec.torch, "variant": rec.variant, "cuda": rec.cuda, "image": rec.image, "support": rec.support},
-        "fix": group.fix,
-        "answer": answer_payload(group.answer) if group.answer is not None else None,
-    }
+class _Groups:
+    """Each group's entry. Groups share objects (a class's answer where it quotes no driver, the
+    GPUs of nodes labelled alike): each one's JSON is made once and the entries hold it (the writer
+    only reads them)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[int, tuple[object, dict[str, Any]]] = {}
+        self.gpus: dict[int, tuple[object, list[dict[str, Any]]]] = {}
+
+    def entry(self, group: HostGroup) -> dict[str, Any]:
+        result, facts, answer = group.result, group.facts, group.answer
+        rec = result.recommendation if result is not None else None
+        target = result.target if result is not None else None
+        answered = None
+        if answer is not None:
+            known = self.answers.get(id(answer))
+            if known is None:
+                known = self.answers[id(answer)] = (answer, answer_payload(answer))
+            answered = known[1]
+        gpus: list[dict[str, Any]] = []
+        if facts is not None:
+            shown = self.gpus.get(id(facts.gpus))
+            if shown is None:
+                shown = self.gpus[id(facts.gpus)] = (facts.gpus, [
+                    {"name": k.name, "compute_capability": k.compute_capability, "count": k.count} for k in group.gpu_kinds
+                ])
+            gpus = shown[1]
+        return {
+            "hosts": list(group.names),
+            "count": len(group.hosts),
+            "verdict": group.verdict,
+            "findings": list(group.blocking),
+            "driver": group.driver,
+            "cuda_driver": facts.driver.cuda_driver_version if facts is not None else None,
+            "gpus": gpus,
+            "os": group.os,
+            "missing": list(group.missing),
+            "sources": sorted({h.origin for h in group.hosts}),
+            "target": None if target is None else {"variant": target.variant, "cuda": target.cuda, "image": target.image},
+            "recommendation": None
+            if rec is None
+            else {"torch": rec.torch, "variant": rec.variant, "cuda": rec.cuda, "image": rec.image, "support": rec.support},
+            "fix": group.fix,
+            "answer": answered,
+        }
 
 
 def _coverage(coverage: Optional[Coverage], judged: int) -> Optional[dict[str, Any]]:
@@ -73,7 +97,7 @@ def fleet_members(fleet: FleetResult) -> list[tuple[str, Any]]:
     """The document's members in order; "groups" and "candidates" are iterators of their entries."""
     summary = fleet.summary
     judged = len(fleet.hosts) - summary["unknown"]
-    groups: Iterator[dict[str, Any]] = (_group(g) for g in fleet.groups)
+    groups: Iterator[dict[str, Any]] = map(_Groups().entry, fleet.groups)
     candidates: Iterator[Optional[dict[str, Any]]] = (_coverage(c, judged) for c in fleet.candidates)
     return [
         ("schema", FLEET_SCHEMA),
