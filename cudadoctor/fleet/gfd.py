@@ -81,7 +81,10 @@ class LabelError(ValueError):
 
 def has_gpu_labels(labels: Mapping[str, str]) -> bool:
     """GFD labelled this node as having NVIDIA GPUs (its driver or its GPUs)."""
-    return any(key in labels for key in (DRIVER_FULL, DRIVER_MAJOR, NEW_DRIVER_MAJOR, CC_MAJOR, PRODUCT))
+    return not _GPU_LABELS.isdisjoint(labels.keys())
+
+
+_GPU_LABELS = frozenset((DRIVER_FULL, DRIVER_MAJOR, NEW_DRIVER_MAJOR, CC_MAJOR, PRODUCT))
 
 
 def _integer(labels: Mapping[str, str], key: str) -> Optional[int]:
