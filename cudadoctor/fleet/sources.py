@@ -388,7 +388,9 @@ class _Window:
             return found
 
 
-WHOLE_LIST_BYTES = 256 * 1024 * 1024  # a fleet source file up to this size is read whole (a larger one streams)
+# A fleet source file up to this size is read whole (a larger one streams): the old one-document
+# cap, so reading whole costs at most what a document always could; past it memory is the nodes' facts.
+WHOLE_LIST_BYTES = 64 * 1024 * 1024
 
 
 _DIGITS = b"0123456789"
