@@ -244,8 +244,8 @@ def test_a_result_that_cannot_be_rewritten_is_not_shared() -> None:
 
 def test_a_finding_every_result_shares_is_still_rewritten_where_it_quotes_the_driver() -> None:
     """The fleet's stand-ins for passing findings are held as they are by every class's result
-    (SharedChecks.hold_inert), unless one quotes a driver version or holds a host's facts: that
-    one is rewritten for each host as before."""
+    (SharedChecks.hold_inert): one that quotes a class's driver, or holds a host's facts, is still
+    rewritten for each host of the class."""
     from cudadoctor.model.findings import OK, Finding
 
     request = resolve_request(TABLE, today=TODAY)

@@ -187,11 +187,20 @@ def test_a_document_given_whole_gives_the_hosts_of_the_parsed_document(tmp_path:
          "number too long"),
         (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}, "n": NaN}]}', ""),
         (b'{"kind": "List", "items": ["\xff"]}', "not UTF-8"),
+        # bytes that are not UTF-8 where no host reads (msgspec skips such strings unchecked)
+        (b'{"kind": "List", "x": "\xff", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}}]}', "not UTF-8"),
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}, "\xc0\xaf": 1}]}', "not UTF-8"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a", "labels": {}}, "deep": '
+         + b"[" * 3000 + b"]" * 3000 + b"}]}", ""),
+        # more than one window: given whole, it is still read node by node, as a file streams
+        (b'{"kind": "Foo", "items": [' + b",".join([b'{"pad": "' + b"x" * 100_000 + b'"}'] * 70) + b"]}",
+         "an items array of more than 64 entries"),
     ],
 )
 def test_a_bad_document_given_whole_is_the_streaming_decoders_error(data: bytes, words: str) -> None:
     try:
-        streamed: Any = _shown(decode_hosts(Trickle(data, 5), "nodes.json", "nodes"))
+        streamed: Any = _shown(decode_hosts(Trickle(data, 4096), "nodes.json", "nodes"))
     except SourceError as exc:
         streamed = str(exc)
     try:
@@ -199,3 +208,12 @@ def test_a_bad_document_given_whole_is_the_streaming_decoders_error(data: bytes,
     except SourceError as exc:
         whole = str(exc)
     assert whole == streamed and words in str(whole)
+
+
+def test_a_deeply_nested_file_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_bytes(b"[" * 100_000)
+    run = run_cli("fleet", "--json", str(path))
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nested too deeply" in lines[0] and "Traceback" not in run.stderr, lines

@@ -213,7 +213,7 @@ def fleet(ctx: click.Context, /, sources: tuple[str, ...], **options: Any) -> No
         from ..fleet.payload import fleet_members
         from ..fleet.plan_payload import matrix_payload, plan_payload
 
-        members = fleet_members(result)
+        members = fleet_members(result, reuse=True)  # written, never changed
         if matrix is not None:
             members.append(("matrix", matrix_payload(matrix)))
         if plan is not None:

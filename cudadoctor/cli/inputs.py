@@ -82,7 +82,7 @@ def emit_json(data: Any) -> None:
 
 
 _FLUSH_AT = 1 << 16  # characters gathered before a write
-_NOT_ASCII = re.compile("[\x7f-\U0010ffff]")
+_NOT_ASCII = re.compile("[^\x00-\x7e]")  # as a negated class: compiled in microseconds, not ms
 
 
 def _ascii_escape(match: "re.Match[str]") -> str:

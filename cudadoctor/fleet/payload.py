@@ -31,10 +31,11 @@ def target_payload(request: Request) -> dict[str, Any]:
 
 class _Groups:
     """Each group's entry. Groups share objects (a class's answer where it quotes no driver, the
-    GPUs of nodes labelled alike): each one's JSON is made once and the entries hold it (the writer
-    only reads them)."""
+    GPUs of nodes labelled alike): with ``reuse``, each one's JSON is made once and every entry
+    holds the same one, for a writer that only reads them; without, each entry has its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, reuse: bool) -> None:
+        self.reuse = reuse
         self.answers: dict[int, tuple[object, dict[str, Any]]] = {}
         self.gpus: dict[int, tuple[object, list[dict[str, Any]]]] = {}
 
@@ -44,17 +45,21 @@ class _Groups:
         target = result.target if result is not None else None
         answered = None
         if answer is not None:
-            known = self.answers.get(id(answer))
+            known = self.answers.get(id(answer)) if self.reuse else None
             if known is None:
-                known = self.answers[id(answer)] = (answer, answer_payload(answer))
+                known = (answer, answer_payload(answer))
+                if self.reuse:
+                    self.answers[id(answer)] = known
             answered = known[1]
         gpus: list[dict[str, Any]] = []
         if facts is not None:
-            shown = self.gpus.get(id(facts.gpus))
+            shown = self.gpus.get(id(facts.gpus)) if self.reuse else None
             if shown is None:
-                shown = self.gpus[id(facts.gpus)] = (facts.gpus, [
+                shown = (facts.gpus, [
                     {"name": k.name, "compute_capability": k.compute_capability, "count": k.count} for k in group.gpu_kinds
                 ])
+                if self.reuse:
+                    self.gpus[id(facts.gpus)] = shown
             gpus = shown[1]
         return {
             "hosts": list(group.names),
@@ -93,11 +98,12 @@ def _coverage(coverage: Optional[Coverage], judged: int) -> Optional[dict[str, A
     }
 
 
-def fleet_members(fleet: FleetResult) -> list[tuple[str, Any]]:
-    """The document's members in order; "groups" and "candidates" are iterators of their entries."""
+def fleet_members(fleet: FleetResult, reuse: bool = False) -> list[tuple[str, Any]]:
+    """The document's members in order; "groups" and "candidates" are iterators of their entries.
+    With ``reuse`` (for a writer that only reads them), groups' entries share what they show alike."""
     summary = fleet.summary
     judged = len(fleet.hosts) - summary["unknown"]
-    groups: Iterator[dict[str, Any]] = map(_Groups().entry, fleet.groups)
+    groups: Iterator[dict[str, Any]] = map(_Groups(reuse).entry, fleet.groups)
     candidates: Iterator[Optional[dict[str, Any]]] = (_coverage(c, judged) for c in fleet.candidates)
     return [
         ("schema", FLEET_SCHEMA),

@@ -169,10 +169,10 @@ class _Swapper:
     rewrite is planned once, over the representative's result: only the values on a path to a
     quote are rebuilt for each host, the rest is shared as it is."""
 
-    def __init__(self, raw: str, facts: HostFacts, inert: Optional[dict[int, object]] = None):
+    def __init__(self, raw: str, facts: HostFacts, inert: Optional[dict[int, tuple[object, str]]] = None):
         self.raw = raw
         self.facts = facts
-        self.inert = inert if inert is not None else {}  # ids of values no host's rewrite changes
+        self.inert = inert if inert is not None else {}  # SharedChecks.hold_inert's records
 
     def plan(self, value: Any) -> Optional[Swap]:
         """How to rewrite ``value`` for a host; None when it quotes neither the facts nor the driver."""
@@ -190,7 +190,8 @@ class _Swapper:
             raise CannotSwap("the result holds the driver as a version")  # its numbers are the representative's
         record_fields = getattr(kind, "__record_names__", None)
         if record_fields is not None:
-            if id(value) in self.inert:
+            held = self.inert.get(id(value))
+            if held is not None and self.raw not in held[1]:  # none of its words can quote this driver
                 return None
             parts = []
             for name in record_fields:
@@ -247,7 +248,7 @@ class SharedChecks:
         # id of a host's GPUs -> (them, how many memory sizes they have): the memo holds what it names
         self.sizes: dict[int, tuple[object, int]] = {}
         self.plain_parts: dict[int, tuple[object, bool]] = {}  # id of a field's value -> (it, it quotes no driver)
-        self.inert: dict[int, object] = {}  # id -> a record no rewrite changes (hold_inert), held
+        self.inert: dict[int, tuple[object, str]] = {}  # id -> (a record, its texts joined): hold_inert
 
     def key(self, rest: Optional[HostFacts], raw: Optional[str], facts: HostFacts) -> Optional[object]:
         """The class of a host: ``rest``, what decides its verdict but its driver's version (one
@@ -269,10 +270,14 @@ class SharedChecks:
 
     def hold_inert(self, value: Any) -> None:
         """A record every class's result may hold as it is (the fleet's stand-in for a finding that
-        passes): where it quotes no driver version and holds no host's facts, no rewrite walks it."""
-        if not any(isinstance(leaf, DriverVersion) or (type(leaf) is str and _DRIVER_LIKE.search(leaf)) for leaf in _leaves(value)):
-            if not any(isinstance(part, HostFacts) for part in _records(value)):
-                self.inert[id(value)] = value
+        passes). Where it holds no host's facts and no driver version, its texts are kept joined
+        once, so that a class's rewrite asks one question of it (do they hold its driver?) instead
+        of walking it."""
+        if any(isinstance(part, HostFacts) for part in _records(value)):
+            return
+        leaves = list(_leaves(value))
+        if not any(isinstance(leaf, DriverVersion) for leaf in leaves):
+            self.inert[id(value)] = (value, "\0".join(leaf for leaf in leaves if type(leaf) is str))
 
     def _plain_part(self, value: Any) -> bool:
         """quotes_no_driver of one field of a host's facts, once per object: hosts of one GPU set or

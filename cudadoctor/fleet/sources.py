@@ -267,11 +267,26 @@ _RAW_ITEMS_KEPT = 64  # a document's items kept as parsed until its kind says it
 _BLANKS = re.compile(r"[ \t\n\r]*")  # JSON's white space
 
 
+class _Chunks:
+    """Bytes handed out a chunk at a time, as a file's stream hands them."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    def read1(self, size: int) -> bytes:
+        chunk = bytes(self._data[self._at : self._at + size])
+        self._at += len(chunk)
+        return chunk
+
+    read = read1
+
+
 class _Window:
     """A JSON document's text, read from a byte stream a chunk at a time: the unread part of it,
     with where it starts in the document (for error messages)."""
 
-    def __init__(self, source: Union[bytes, bytearray, memoryview, BinaryIO], where: str) -> None:
+    def __init__(self, source: Union[bytes, bytearray, memoryview, BinaryIO, _Chunks], where: str) -> None:
         import codecs
         import json
 
@@ -279,7 +294,7 @@ class _Window:
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self.where = where
         if isinstance(source, (bytes, bytearray, memoryview)):
-            self._stream: Optional[BinaryIO] = None
+            self._stream: Union[BinaryIO, _Chunks, None] = None
             self._text = self._decode(bytes(source), final=True)
             self.eof = True
         else:
@@ -414,15 +429,26 @@ def _long_digit_run(data: bytes) -> bool:
     return False
 
 
+def _msgspec_reads_as_json(data: bytes) -> bool:
+    """Whether msgspec reads ``data`` as json would, where it reads it at all: not when it holds a
+    run of digits json may refuse as an integer (msgspec skips what it does not keep), nor when it
+    is not UTF-8 throughout (msgspec does not check the strings it skips)."""
+    if _long_digit_run(data):
+        return False
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
 def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
-    """The hosts of a node list read whole by msgspec (about five times json's speed, reading only
+    """The hosts of a node list read whole by msgspec (about four times json's speed, reading only
     what a host is made of); None for anything else, and for a list with any node that is not
-    plainly a named Node with a map of string labels: the streaming decoder then reads it and says
-    what is wrong in its words (a document with an integer too long for Python to convert is one
-    of those: msgspec would skip it where no host reads it, json refuses the document)."""
-    if b'"items"' not in data:  # a snapshot or a single Node: not worth a try
-        return None
-    if _long_digit_run(data):  # maybe an integer json refuses: the streaming decoder says so
+    plainly a named Node with a map of string labels, or one msgspec may read otherwise than json
+    (above): the streaming decoder then reads it and says what is wrong in its words."""
+    if b'"items"' not in data or not _msgspec_reads_as_json(data):  # a snapshot or a single Node: not worth a try
         return None
     from .node_fields import Malformed, decode_labels, decode_node_list
 
@@ -437,7 +463,7 @@ def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
                 return None
             platform = _info_platform(node.status.nodeInfo) if node.status is not None else (None, None)
             hosts.append(_labelled_host(metadata.name, decode_labels(metadata.labels), platform, where))
-    except (Malformed, SourceError):
+    except (Malformed, SourceError, RecursionError):  # RecursionError: nested deeper than msgspec reads
         return None
     return hosts
 
@@ -448,15 +474,15 @@ _UNSURE = object()
 def _small_document(data: bytes) -> Any:
     """A document of at most one window (a snapshot, most often) parsed by msgspec, at about twice
     json's speed: the same values wherever msgspec reads it; ``_UNSURE`` where it refuses it (not
-    JSON, NaN, an infinite number, a lone surrogate) or may not read it as json does (a digit run
-    too long for an integer), and the window's decoder then reads it and says what is wrong."""
-    if len(data) > _CHUNK_BYTES or _long_digit_run(data):
+    JSON, NaN, an infinite number, a lone surrogate, nested too deeply) or may read it otherwise
+    than json (above), and the window's decoder then reads it and says what is wrong."""
+    if len(data) > _CHUNK_BYTES or not _msgspec_reads_as_json(data):
         return _UNSURE
     from .node_fields import Malformed, decode_value
 
     try:
         return decode_value(data)
-    except Malformed:
+    except (Malformed, RecursionError):
         return _UNSURE
 
 
@@ -478,8 +504,10 @@ def decode_hosts(
     document; anything that is not JSON is one SourceError naming ``where``. A node list given as
     bytes (the CLI reads a file of at most WHOLE_LIST_BYTES whole) is first decoded whole, field by
     field (``_whole_list_hosts``): the same hosts, faster."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
+    if isinstance(source, (bytearray, memoryview)):
+        source = bytes(source)
+    if isinstance(source, bytes):
+        data = source
         hosts = _whole_list_hosts(data, where)
         if hosts is not None:
             yield from hosts
@@ -488,7 +516,8 @@ def decode_hosts(
         if parsed is not _UNSURE:
             yield from hosts_in(parsed, where, fallback_name, cache)
             return
-    window = _Window(source, where)
+    # More than one window given whole is streamed as a file is, node by node: its words, its memory.
+    window = _Window(_Chunks(source) if isinstance(source, bytes) and len(source) > _CHUNK_BYTES else source, where)
     if window.small() or window.peek() != "{":
         data = window.value()
         if window.peek() != "":
