@@ -10,10 +10,10 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
-from ..model.facts import HostFacts
-from ..model.record import record, replace
+from ..model.facts import GpuFacts, HostFacts
+from ..model.record import field_values, maker, record, replace
 from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, json_value_problem, snapshot_from_dict
-from ..model.text import quoted
+from ..model.text import has_lone_surrogate, quoted
 from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
 
@@ -149,82 +149,117 @@ _IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields 
 _GPU_IDENTITY = ("uuid", "pci_bus_id")  # GpuFacts fields that name one GPU
 
 
-def _optional_text(value: Any, path: str) -> Optional[str]:
-    if value is not None and not isinstance(value, str):
-        raise SnapshotError(f"{path}: expected a string, got {value!r}")
-    return value
+def _is_text(value: Any) -> bool:
+    return value is None or (type(value) is str and not has_lone_surrogate(value))
+
+
+class _Known:
+    """A decoded snapshot kind: its facts, their kind, and the fields of its GPUs and of the host
+    (each copied per host with that host's identities put in)."""
+
+    __slots__ = ("kind", "gpu_fields", "host_fields", "own_kind")
+
+    def __init__(self, facts: HostFacts, kind: HostFacts) -> None:
+        self.kind = kind
+        self.gpu_fields = tuple(field_values(gpu) for gpu in facts.gpus)
+        self.host_fields = field_values(facts)
+        # Equal keys mean equal environments; where CUDA_VISIBLE_DEVICES can name GPUs by their
+        # identities, those stay in the kind, so each host's is its own.
+        self.own_kind = facts.system is not None and facts.system.env("CUDA_VISIBLE_DEVICES") is not None
 
 
 class SnapshotCache:
     """Decodes snapshots, once per distinct content: a fleet's snapshots differ mostly in the
     host's name, probe time and GPU identities, so a snapshot equal to one already decoded in
-    everything else reuses its facts with its own names and identities put in (checked as the
-    codec checks them). The facts are exactly what ``snapshot_from_dict`` returns."""
+    everything else reuses its facts with its own names and identities put in (each a string or
+    null, else the codec decodes it and words what is wrong). The facts are exactly what
+    ``snapshot_from_dict`` returns."""
 
     def __init__(self) -> None:
         import json
 
-        self._facts: dict[str, tuple[HostFacts, HostFacts]] = {}  # key -> (facts, identity_free(facts))
-        # One encoder for every key: json.dumps with separators builds a new one per call. A decoded
-        # document holds no cycle, so the check for one is skipped. (Not msgspec's: it writes NaN
-        # as null, and two snapshots that differ so must not share facts.)
-        self._encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+        import msgspec
 
-    def _key(self, host: dict[str, Any]) -> Optional[str]:
-        rest = {k: v for k, v in host.items() if k not in _IDENTITY}
+        # key -> its kind. A key is str (json's encoding) or bytes (msgspec's): never equal.
+        self._known: dict[Union[str, bytes], _Known] = {}
+        # One encoder for every key: json.dumps with separators builds a new one per call. A decoded
+        # document holds no cycle, so the check for one is skipped. msgspec's, about seven times
+        # faster, writes NaN and infinities as null: only for a document msgspec decoded (strict),
+        # which holds none, since two snapshots that differ so must not share facts.
+        self._encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+        self._encode_strict = msgspec.json.encode
+        self._make_gpu = maker(GpuFacts)
+        self._make_host = maker(HostFacts)
+
+    def _key(self, host: dict[str, Any], strict: bool) -> Union[str, bytes, None]:
+        rest = host.copy()
+        for name in _IDENTITY:
+            rest.pop(name, None)
         gpus = rest.get("gpus")
         if isinstance(gpus, list):
             if not all(isinstance(g, dict) for g in gpus):
                 return None
-            rest["gpus"] = [{k: v for k, v in g.items() if k not in _GPU_IDENTITY} for g in gpus]
-        return self._encode(rest)
+            rest["gpus"] = stripped = [g.copy() for g in gpus]
+            for gpu in stripped:
+                gpu.pop("uuid", None)
+                gpu.pop("pci_bus_id", None)
+        return self._encode_strict(rest) if strict else self._encode(rest)
 
-    def decode(self, data: Any) -> tuple[HostFacts, HostFacts]:
-        """(the snapshot's facts, the same without identities: shared by its kind)."""
+    def decode(self, data: Any, strict: bool = False) -> tuple[HostFacts, HostFacts]:
+        """(the snapshot's facts, the same without identities: shared by its kind). ``strict``:
+        the document was decoded by msgspec, so it holds no NaN, infinity or lone surrogate."""
         host = data.get("host") if isinstance(data, dict) else None
         if not isinstance(host, dict) or data.get("kind") != SNAPSHOT_KIND or data.get("schema") != SNAPSHOT_SCHEMA:
             facts = snapshot_from_dict(data)  # raises: its message says what is wrong
             return facts, identity_free(facts)
-        key = self._key(host)
-        entry = self._facts.get(key) if key is not None else None
-        if entry is None:
-            facts = snapshot_from_dict(data)
-            entry = (facts, identity_free(facts))
-            if key is not None:
-                self._facts[key] = entry
-            return entry
-        known, kind = entry
-        names = {k: _optional_text(host.get(k), f"$.host.{k}") for k in _IDENTITY}
-        gpus = tuple(
-            replace(
-                gpu,
-                uuid=_optional_text(raw.get("uuid"), f"$.host.gpus[{i}].uuid"),
-                pci_bus_id=_optional_text(raw.get("pci_bus_id"), f"$.host.gpus[{i}].pci_bus_id"),
-            )
-            for i, (gpu, raw) in enumerate(zip(known.gpus, host["gpus"]))
-        )
-        facts = replace(known, gpus=gpus, **names)
-        # Equal keys mean equal environments; where CUDA_VISIBLE_DEVICES can name GPUs by their
-        # identities, those stay in the kind, so it is this host's own.
-        if known.system is not None and known.system.env("CUDA_VISIBLE_DEVICES") is not None:
-            return facts, identity_free(facts)
+        key = self._key(host, strict)
+        known = self._known.get(key) if key is not None else None
+        if known is not None:
+            names = [host.get(name) for name in _IDENTITY]
+            identities = [(raw.get("uuid"), raw.get("pci_bus_id")) for raw in host.get("gpus", ())]
+            if all(map(_is_text, names)) and all(_is_text(u) and _is_text(p) for u, p in identities):
+                return self._with_identities(known, names, identities)
+        facts = snapshot_from_dict(data)  # also where a name or identity is not text: it says so
+        kind = identity_free(facts)
+        if key is not None and known is None:
+            self._known[key] = _Known(facts, kind)
         return facts, kind
 
+    def _with_identities(
+        self, known: _Known, names: list[Any], identities: list[tuple[Any, Any]]
+    ) -> tuple[HostFacts, HostFacts]:
+        make_gpu = self._make_gpu
+        gpus = []
+        for fields_of, (uuid, pci_bus_id) in zip(known.gpu_fields, identities):
+            values = fields_of.copy()
+            values["uuid"], values["pci_bus_id"] = uuid, pci_bus_id
+            gpus.append(make_gpu(values))
+        values = known.host_fields.copy()
+        values["gpus"] = tuple(gpus)
+        values.update(zip(_IDENTITY, names))
+        facts = self._make_host(values)
+        return facts, (identity_free(facts) if known.own_kind else known.kind)
 
-def snapshot_host(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> FleetHost:
+
+def snapshot_host(
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+) -> FleetHost:
     try:
-        facts, kind = (cache or SnapshotCache()).decode(data)
+        facts, kind = (cache or SnapshotCache()).decode(data, strict)
     except SnapshotError as exc:
         raise SourceError(f"{where}: {exc}") from None
-    return FleetHost(name=facts.hostname or fallback_name, source=where, origin=SNAPSHOT, facts=facts, kind=kind)
+    return FleetHost(facts.hostname or fallback_name, where, SNAPSHOT, facts, kind)
 
 
-def hosts_in(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> Iterator[Item]:
-    """The hosts of one parsed document. A bad node inside a list is one SourceProblem (the
-    others still count); a document that is none of the known kinds raises SourceError."""
+def hosts_in(
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+) -> Iterator[Item]:
+    """The hosts of one parsed document (``strict``: decoded by msgspec, see SnapshotCache.decode).
+    A bad node inside a list is one SourceProblem (the others still count); a document that is
+    none of the known kinds raises SourceError."""
     kind = kind_of(data)
     if kind == "snapshot":
-        yield snapshot_host(data, where, fallback_name, cache)
+        yield snapshot_host(data, where, fallback_name, cache, strict)
     elif kind == "node":
         yield node_host(data, where)
     elif kind == "node-list":
@@ -484,7 +519,7 @@ def decode_hosts(
             return
         parsed = _small_document(data)
         if parsed is not _UNSURE:
-            yield from hosts_in(parsed, where, fallback_name, cache)
+            yield from hosts_in(parsed, where, fallback_name, cache, strict=True)
             return
     window = _Window(source, where)
     if window.small() or window.peek() != "{":
