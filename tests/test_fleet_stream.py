@@ -199,3 +199,54 @@ def test_a_bad_document_given_whole_is_the_streaming_decoders_error(data: bytes,
     except SourceError as exc:
         whole = str(exc)
     assert whole == streamed and words in str(whole)
+
+
+# --- reading a source file: its bytes when small, a stream when large --------------------------
+
+
+def test_a_file_within_the_bound_is_its_bytes_and_a_larger_one_a_stream_from_its_start(tmp_path: Path) -> None:
+    from cudadoctor.app.loader import read_user_bytes
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"0123456789")
+    assert read_user_bytes(str(path), "fleet source", SourceError, 10) == b"0123456789"
+    stream = read_user_bytes(str(path), "fleet source", SourceError, 9)
+    assert not isinstance(stream, bytes)
+    with stream:
+        assert stream.read() == b"0123456789"
+
+
+@pytest.mark.parametrize(("limit", "whole"), [(10, True), (9, False)])
+def test_a_file_that_grew_since_its_size_was_read_is_read_to_its_end_or_streamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, whole: bool
+) -> None:
+    import os
+
+    from cudadoctor.app import loader
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"0123456789")
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> Any:  # the size as it was before the file grew to 10 bytes
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 3, *info[7:10]))
+
+    monkeypatch.setattr(loader.os, "fstat", stale_fstat)
+    got = loader.read_user_bytes(str(path), "fleet source", SourceError, limit)
+    if whole:
+        assert got == b"0123456789"
+    else:
+        assert not isinstance(got, bytes)
+        with got:
+            assert got.read() == b"0123456789"
+
+
+def test_a_fifo_in_a_directory_of_snapshots_is_one_problem_and_never_waited_on(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "a.json").write_bytes((HOSTS / "h100-550.json").read_bytes())
+    os.mkfifo(tmp_path / "b.json")  # no writer: a blocking open would wait forever
+    result = run_cli("fleet", "--json", str(tmp_path))
+    assert f"fleet source {tmp_path / 'b.json'}: not a regular file" in result.stderr
+    assert json.loads(result.stdout)["hosts"] == 1

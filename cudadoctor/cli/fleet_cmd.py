@@ -43,26 +43,20 @@ def _hosts_of_stream(
 def _hosts_of_file(
     path: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
 ) -> None:
-    from ..app.loader import open_user_file
+    from ..app.loader import read_user_bytes
     from ..fleet.sources import WHOLE_LIST_BYTES, SourceError
 
-    with open_user_file(path, "fleet source", SourceError) as handle:
-        # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then decoded
-        # field by field (fleet/sources.py), several times faster; a larger one streams.
-        whole: Optional[bytes] = None
-        try:
-            size = os.fstat(handle.fileno()).st_size
-            if size <= WHOLE_LIST_BYTES:
-                # asked for its size (and one byte more), not for the bound: read(n) allocates n
-                whole = handle.read(size + 1)
-                if len(whole) > size:  # it grew while it was read
-                    whole += handle.read(WHOLE_LIST_BYTES + 1 - len(whole))
-                    if len(whole) > WHOLE_LIST_BYTES:  # past the bound: stream it after all
-                        handle.seek(0)
-                        whole = None
-        except OSError as exc:
-            raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-        _hosts_of_stream(whole if whole is not None else handle, path, fallback, hosts, problems, cache)
+    # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then decoded
+    # field by field (fleet/sources.py), several times faster; a larger one streams.
+    try:
+        source = read_user_bytes(path, "fleet source", SourceError, WHOLE_LIST_BYTES)
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if isinstance(source, bytes):
+        _hosts_of_stream(source, path, fallback, hosts, problems, cache)
+        return
+    with source:
+        _hosts_of_stream(source, path, fallback, hosts, problems, cache)
 
 
 def _fallback_name(path: str) -> str:
