@@ -250,3 +250,19 @@ def test_a_fifo_in_a_directory_of_snapshots_is_one_problem_and_never_waited_on(t
     result = run_cli("fleet", "--json", str(tmp_path))
     assert f"fleet source {tmp_path / 'b.json'}: not a regular file" in result.stderr
     assert json.loads(result.stdout)["hosts"] == 1
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_the_json_files_under_a_directory_are_named_as_os_path_join_names_them_sorted(tmp_path: Path, slash: str) -> None:
+    import os
+
+    from cudadoctor.app.loader import json_files_under
+
+    for name in ("b/2.json", "b/1.json", "a.json", "a/z.json", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    top = str(tmp_path) + slash
+    found, problems = json_files_under(top)
+    assert found == [os.path.join(top, "a.json"), os.path.join(top, "a", "z.json"),
+                     os.path.join(top, "b", "1.json"), os.path.join(top, "b", "2.json")]
+    assert problems == []

@@ -32,28 +32,28 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # no table, snapshot or families file is near
 
 def _open_regular(path: str, what: str, error: type[Exception]) -> tuple[int, os.stat_result]:
     """The file's descriptor (opened without blocking, so a FIFO with no writer is not waited on)
-    and its fstat, once that says it is a regular file; else ``error("<what> <path>: <reason>")``."""
-    shown = shown_path(path)
+    and its fstat, once that says it is a regular file; else ``error("<what> <path>: <reason>")``
+    (the path shown only then: a fleet opens thousands of files)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise error(f"{what} {shown}: no such file") from None
+        raise error(f"{what} {shown_path(path)}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{what} {shown}: is a directory") from None
+        raise error(f"{what} {shown_path(path)}: is a directory") from None
     except PermissionError:
-        raise error(f"{what} {shown}: permission denied") from None
+        raise error(f"{what} {shown_path(path)}: permission denied") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
-        raise error(f"{what} {shown}: cannot be read ({reason})") from None
+        raise error(f"{what} {shown_path(path)}: cannot be read ({reason})") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise error(f"{what} {shown}: is a directory")
+            raise error(f"{what} {shown_path(path)}: is a directory")
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{what} {shown}: not a regular file (a FIFO, socket or device is not read)")
+            raise error(f"{what} {shown_path(path)}: not a regular file (a FIFO, socket or device is not read)")
     except OSError as exc:
         os.close(fd)
-        raise error(f"{what} {shown}: cannot be read ({exc.strerror or exc})") from None
+        raise error(f"{what} {shown_path(path)}: cannot be read ({exc.strerror or exc})") from None
     except BaseException:
         os.close(fd)
         raise
@@ -438,7 +438,8 @@ def json_files_under(directory: str) -> tuple[list[str], list[str]]:
 
     for root, dirs, files in os.walk(directory, onerror=unreadable):
         dirs.sort()
-        found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".json"))
+        prefix = os.path.join(root, "")  # joined once a directory, not once a file
+        found.extend(prefix + name for name in sorted(files) if name.endswith(".json"))
     return found, problems
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional, Union
 
 import click
@@ -40,23 +41,29 @@ def _hosts_of_stream(
         (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
 
 
-def _hosts_of_file(
-    path: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+def _hosts_of_files(
+    paths: list[str], named: bool, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
 ) -> None:
+    """Every host of every file. A file that cannot be read is one problem and the rest are read;
+    one the user named (``named``) is an InputError. (Imported once: a directory may hold 10 000.)"""
     from ..app.loader import read_user_bytes
-    from ..fleet.sources import WHOLE_LIST_BYTES, SourceError
+    from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, SourceError, SourceProblem, decode_hosts
 
-    # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then decoded
-    # field by field (fleet/sources.py), several times faster; a larger one streams.
-    try:
-        source = read_user_bytes(path, "fleet source", SourceError, WHOLE_LIST_BYTES)
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if isinstance(source, bytes):
-        _hosts_of_stream(source, path, fallback, hosts, problems, cache)
-        return
-    with source:
-        _hosts_of_stream(source, path, fallback, hosts, problems, cache)
+    for path in paths:
+        try:
+            # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then
+            # decoded field by field (fleet/sources.py), several times faster; a larger one streams.
+            try:
+                source = read_user_bytes(path, "fleet source", SourceError, WHOLE_LIST_BYTES)
+            except OSError as exc:
+                raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+            with source if not isinstance(source, bytes) else nullcontext():
+                for item in decode_hosts(source, path, _fallback_name(path), cache):
+                    (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
+        except SourceError as exc:
+            if named:
+                raise InputError(str(exc)) from None
+            problems.append(SourceProblem(path, str(exc)))
 
 
 def _fallback_name(path: str) -> str:
@@ -83,18 +90,11 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
         elif os.path.isdir(source):
             files, unlisted = json_files_under(source)
             problems.extend(SourceProblem(source, message) for message in unlisted)
-            for path in files:
-                try:
-                    _hosts_of_file(path, _fallback_name(path), hosts, problems, cache)
-                except SourceError as exc:
-                    problems.append(SourceProblem(path, str(exc)))
+            _hosts_of_files(files, False, hosts, problems, cache)
             if not files:
                 problems.append(SourceProblem(source, f"{source}: no *.json files in this directory"))
         else:
-            try:
-                _hosts_of_file(source, _fallback_name(source), hosts, problems, cache)
-            except SourceError as exc:
-                raise InputError(str(exc)) from None
+            _hosts_of_files([source], True, hosts, problems, cache)
     return hosts, problems
 
 

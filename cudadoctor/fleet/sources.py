@@ -6,8 +6,10 @@ JSON in, fleet hosts out; reading files is the loader's job.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_left
 from functools import lru_cache
+from types import ModuleType
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
 from ..model.facts import GpuFacts, HostFacts
@@ -149,8 +151,13 @@ _IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields 
 _GPU_IDENTITY = ("uuid", "pci_bus_id")  # GpuFacts fields that name one GPU
 
 
-def _is_text(value: Any) -> bool:
-    return value is None or (type(value) is str and not has_lone_surrogate(value))
+_TEXT = {str, type(None)}
+
+
+def _all_text(values: list[Any], strict: bool) -> bool:
+    """Whether every value is a string or null, as the codec reads an optional text (checked in
+    C); a strict document's strings are valid Unicode already."""
+    return set(map(type, values)) <= _TEXT and (strict or not any(map(has_lone_surrogate, filter(None, values))))
 
 
 class _Known:
@@ -216,9 +223,11 @@ class SnapshotCache:
         known = self._known.get(key) if key is not None else None
         if known is not None:
             names = [host.get(name) for name in _IDENTITY]
-            identities = [(raw.get("uuid"), raw.get("pci_bus_id")) for raw in host.get("gpus", ())]
-            if all(map(_is_text, names)) and all(_is_text(u) and _is_text(p) for u, p in identities):
-                return self._with_identities(known, names, identities)
+            raw_gpus = host.get("gpus", ())
+            uuids = [raw.get("uuid") for raw in raw_gpus]
+            buses = [raw.get("pci_bus_id") for raw in raw_gpus]
+            if _all_text(names, strict) and _all_text(uuids, strict) and _all_text(buses, strict):
+                return self._with_identities(known, names, uuids, buses)
         facts = snapshot_from_dict(data)  # also where a name or identity is not text: it says so
         kind = identity_free(facts)
         if key is not None and known is None:
@@ -226,11 +235,11 @@ class SnapshotCache:
         return facts, kind
 
     def _with_identities(
-        self, known: _Known, names: list[Any], identities: list[tuple[Any, Any]]
+        self, known: _Known, names: list[Any], uuids: list[Any], buses: list[Any]
     ) -> tuple[HostFacts, HostFacts]:
         make_gpu = self._make_gpu
         gpus = []
-        for fields_of, (uuid, pci_bus_id) in zip(known.gpu_fields, identities):
+        for fields_of, uuid, pci_bus_id in zip(known.gpu_fields, uuids, buses):
             values = fields_of.copy()
             values["uuid"], values["pci_bus_id"] = uuid, pci_bus_id
             gpus.append(make_gpu(values))
@@ -433,8 +442,6 @@ def _long_digit_run(data: bytes) -> bool:
     """Whether ``data`` holds a run of more digits than Python converts to an integer (its
     int_max_str_digits). Such a run covers one of every that-many-th bytes, so only around those
     is it looked for: a few thousand slices of a 30 MB list, in C."""
-    import sys
-
     longest = sys.get_int_max_str_digits()
     if not longest:
         return False
@@ -478,6 +485,15 @@ def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
 _UNSURE = object()
 
 
+@lru_cache(maxsize=None)
+def _node_fields() -> ModuleType:
+    """fleet/node_fields.py, imported once it is needed (it imports msgspec, which only reading
+    a source needs), then found in one call: a fleet reads thousands of snapshots."""
+    from . import node_fields
+
+    return node_fields
+
+
 def _small_document(data: bytes) -> Any:
     """A document of at most one window (a snapshot, most often) parsed by msgspec, at about twice
     json's speed: the same values wherever msgspec reads it; ``_UNSURE`` where it refuses it (not
@@ -485,11 +501,10 @@ def _small_document(data: bytes) -> Any:
     too long for an integer), and the window's decoder then reads it and says what is wrong."""
     if len(data) > _CHUNK_BYTES or _long_digit_run(data):
         return _UNSURE
-    from .node_fields import Malformed, decode_value
-
+    fields = _node_fields()
     try:
-        return decode_value(data)
-    except Malformed:
+        return fields.decode_value(data)
+    except fields.Malformed:
         return _UNSURE
 
 
