@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Optional, Union
 
 import click
 
@@ -47,7 +46,11 @@ def _hosts_of_files(
     """Every host of every file. A file that cannot be read is one problem and the rest are read;
     one the user named (``named``) is an InputError. (Imported once: a directory may hold 10 000.)"""
     from ..app.loader import read_user_bytes
-    from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, SourceError, SourceProblem, decode_hosts
+    from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, Item, SourceError, SourceProblem, decode_hosts
+
+    def collect(items: Iterator[Item]) -> None:
+        for item in items:
+            (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
 
     for path in paths:
         try:
@@ -57,9 +60,11 @@ def _hosts_of_files(
                 source = read_user_bytes(path, "fleet source", SourceError, WHOLE_LIST_BYTES)
             except OSError as exc:
                 raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-            with source if not isinstance(source, bytes) else nullcontext():
-                for item in decode_hosts(source, path, _fallback_name(path), cache):
-                    (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
+            if isinstance(source, bytes):
+                collect(decode_hosts(source, path, _fallback_name(path), cache))
+            else:
+                with source:
+                    collect(decode_hosts(source, path, _fallback_name(path), cache))
         except SourceError as exc:
             if named:
                 raise InputError(str(exc)) from None

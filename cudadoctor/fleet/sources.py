@@ -198,19 +198,21 @@ class SnapshotCache:
         self._make_gpu = maker(GpuFacts)
         self._make_host = maker(HostFacts)
 
-    def _key(self, host: dict[str, Any], strict: bool) -> Union[str, bytes, None]:
+    def _split(self, host: dict[str, Any], strict: bool) -> Optional[tuple[Union[str, bytes], list[Any], list[Any], list[Any]]]:
+        """The host's key (its JSON without its names and GPU identities), its names, and its GPUs'
+        UUIDs and PCI addresses; None where a GPU is not an object (the codec says what is wrong)."""
         rest = host.copy()
-        for name in _IDENTITY:
-            rest.pop(name, None)
+        names = [rest.pop(name, None) for name in _IDENTITY]
+        uuids: list[Any] = []
+        buses: list[Any] = []
         gpus = rest.get("gpus")
         if isinstance(gpus, list):
             if not all(isinstance(g, dict) for g in gpus):
                 return None
             rest["gpus"] = stripped = [g.copy() for g in gpus]
-            for gpu in stripped:
-                gpu.pop("uuid", None)
-                gpu.pop("pci_bus_id", None)
-        return self._encode_strict(rest) if strict else self._encode(rest)
+            uuids = [gpu.pop("uuid", None) for gpu in stripped]
+            buses = [gpu.pop("pci_bus_id", None) for gpu in stripped]
+        return (self._encode_strict(rest) if strict else self._encode(rest)), names, uuids, buses
 
     def decode(self, data: Any, strict: bool = False) -> tuple[HostFacts, HostFacts]:
         """(the snapshot's facts, the same without identities: shared by its kind). ``strict``:
@@ -219,19 +221,16 @@ class SnapshotCache:
         if not isinstance(host, dict) or data.get("kind") != SNAPSHOT_KIND or data.get("schema") != SNAPSHOT_SCHEMA:
             facts = snapshot_from_dict(data)  # raises: its message says what is wrong
             return facts, identity_free(facts)
-        key = self._key(host, strict)
-        known = self._known.get(key) if key is not None else None
-        if known is not None:
-            names = [host.get(name) for name in _IDENTITY]
-            raw_gpus = host.get("gpus", ())
-            uuids = [raw.get("uuid") for raw in raw_gpus]
-            buses = [raw.get("pci_bus_id") for raw in raw_gpus]
+        split = self._split(host, strict)
+        known = self._known.get(split[0]) if split is not None else None
+        if known is not None and split is not None:
+            _, names, uuids, buses = split
             if _all_text(names, strict) and _all_text(uuids, strict) and _all_text(buses, strict):
                 return self._with_identities(known, names, uuids, buses)
         facts = snapshot_from_dict(data)  # also where a name or identity is not text: it says so
         kind = identity_free(facts)
-        if key is not None and known is None:
-            self._known[key] = _Known(facts, kind)
+        if split is not None and known is None:
+            self._known[split[0]] = _Known(facts, kind)
         return facts, kind
 
     def _with_identities(
