@@ -462,3 +462,25 @@ def test_a_judged_group_keeps_every_findings_code_and_severity_and_the_words_of_
             whole.torch, whole.variant, whole.cuda, whole.image, whole.support)
         assert group.result.target == alone.target
     assert worded  # the hosts include some that warn or fail
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_non_finite_number_never_shares_the_facts_of_a_snapshot_with_null_there(number):
+    # msgspec writes NaN and infinities as null: a key it encodes is only for a document it read,
+    # and it reads none of these (json does, for the codec to refuse)
+    from cudadoctor.fleet.sources import SnapshotCache, SourceError, decode_hosts
+    from cudadoctor.model.facts import DockerFacts
+    from cudadoctor.model.snapshot import SnapshotError, snapshot_from_dict, to_jsonable
+
+    base = json.loads((HOSTS / "h100-550.json").read_text())
+    base["host"]["docker"] = to_jsonable(DockerFacts())  # timeout_s: null
+    text = json.dumps(base)
+    assert '"timeout_s": null' in text
+    odd = text.replace('"timeout_s": null', f'"timeout_s": {number}')
+    with pytest.raises(SnapshotError) as codec:
+        snapshot_from_dict(json.loads(odd))
+    cache = SnapshotCache()
+    list(decode_hosts(text.encode(), "a.json", "a", cache))
+    with pytest.raises(SourceError) as read_error:
+        list(decode_hosts(odd.encode(), "b.json", "b", cache))
+    assert str(read_error.value) == f"b.json: {codec.value}"
