@@ -148,7 +148,6 @@ def node_host(node: Any, where: str) -> FleetHost:
 
 
 _IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields that name one host
-_GPU_IDENTITY = ("uuid", "pci_bus_id")  # GpuFacts fields that name one GPU
 
 
 _TEXT = {str, type(None)}
@@ -200,7 +199,8 @@ class SnapshotCache:
 
     def _split(self, host: dict[str, Any], strict: bool) -> Optional[tuple[Union[str, bytes], list[Any], list[Any], list[Any]]]:
         """The host's key (its JSON without its names and GPU identities), its names, and its GPUs'
-        UUIDs and PCI addresses; None where a GPU is not an object (the codec says what is wrong)."""
+        UUIDs and PCI addresses (what names one GPU); None where a GPU is not an object (the codec
+        says what is wrong)."""
         rest = host.copy()
         names = [rest.pop(name, None) for name in _IDENTITY]
         uuids: list[Any] = []
