@@ -17,6 +17,12 @@ its spread (lowest-highest) over the rounds, so a busy machine moves both sides 
     .venv/bin/python benchmarks/bench_fleet.py [--rounds 5] [--nodes 10000]
     .venv/bin/python benchmarks/bench_fleet.py --rounds 1 --big      # + a 1 GiB node list (52 000 nodes)
     .venv/bin/python benchmarks/bench_fleet.py --rounds 1 --million  # + 1 000 000 nodes (about 3 GiB)
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_fleet.py --rounds 3 --against ../main  # two trees
+
+The console script imports cudadoctor as installed, or from PYTHONPATH. ``--against TREE`` runs
+every command (the check too) from a second source tree as well, PYTHONPATH=TREE, the two trees
+taking turns in each round (which goes first alternates), each fleet command's ratio taken to its
+own tree's check of that round.
 """
 
 from __future__ import annotations
@@ -128,6 +134,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--big", action="store_true", help="also a 1 GiB node list of 52 000 nodes (each padded as real nodes are)")
     parser.add_argument("--million", action="store_true", help="also a list of 1 000 000 nodes")
+    parser.add_argument("--against", metavar="TREE", help="also run every command from this source tree (PYTHONPATH=TREE), in turn with this one")
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("cudadoctor"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,27 +162,37 @@ def main() -> None:
         # and table) cached, here in a cache of this run's own, stored by one warm-up round.
         env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        trees = {os.environ.get("PYTHONPATH") or "installed": env}
+        if args.against:
+            trees[args.against] = dict(env, PYTHONPATH=args.against, XDG_CACHE_HOME=str(work / "cache-against"))
         print(f"{args.rounds} interleaved rounds; distinct list {distinct.stat().st_size / 2**20:.1f} MiB, few-kinds list {few.stat().st_size / 2**20:.1f} MiB")
-        run_once(check, env)
-        for _, argv in commands:
-            run_once(argv, env)
-        base: list[tuple[float, float, float]] = []
-        results: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in commands}
+        for tree_env in trees.values():
+            run_once(check, tree_env)
+            for _, argv in commands:
+                run_once(argv, tree_env)
+        base: dict[str, list[tuple[float, float, float]]] = {tree: [] for tree in trees}
+        results: dict[str, dict[str, list[tuple[float, float, float]]]] = {tree: {label: [] for label, _ in commands} for tree in trees}
         for round_number in range(args.rounds):
             # the check and the fleet commands in an order rotated each round, so that no command
-            # always follows the same one
+            # always follows the same one; with two trees, each goes first every other round
             order = [("check", check), *commands]
             shift = round_number % len(order)
-            for label, argv in order[shift:] + order[:shift]:
-                (base if label == "check" else results[label]).append(run_once(argv, env))
-        print(f"one `check --json --snapshot`: CPU {statistics.median(b[0] for b in base) * 1000:.0f} ms, "
-              f"wall {statistics.median(b[1] for b in base) * 1000:.0f} ms, peak {max(b[2] for b in base):.0f} MiB (medians)")
-        print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB |")
-        print("| --- | ---: | ---: | ---: |")
-        for label, runs in results.items():
-            cpu = [r[0] / b[0] for r, b in zip(runs, base)]
-            wall = [r[1] / b[1] for r, b in zip(runs, base)]
-            print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} |", flush=True)
+            turns = list(trees.items())
+            for tree, tree_env in turns[round_number % len(turns):] + turns[: round_number % len(turns)]:
+                for label, argv in order[shift:] + order[:shift]:
+                    (base[tree] if label == "check" else results[tree][label]).append(run_once(argv, tree_env))
+        for tree in trees:
+            if len(trees) > 1:
+                print(f"\n{tree}:")
+            runs_of = base[tree]
+            print(f"one `check --json --snapshot`: CPU {statistics.median(b[0] for b in runs_of) * 1000:.0f} ms, "
+                  f"wall {statistics.median(b[1] for b in runs_of) * 1000:.0f} ms, peak {max(b[2] for b in runs_of):.0f} MiB (medians)")
+            print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB |")
+            print("| --- | ---: | ---: | ---: |")
+            for label, runs in results[tree].items():
+                cpu = [r[0] / b[0] for r, b in zip(runs, runs_of)]
+                wall = [r[1] / b[1] for r, b in zip(runs, runs_of)]
+                print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} |", flush=True)
         for label, argv, path in extra:
             reference = run_once(check, env)
             cpu, wall, peak = run_once(argv, env)

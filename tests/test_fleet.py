@@ -362,6 +362,70 @@ def test_snapshot_cache_gives_exactly_the_codecs_facts():
         snapshot_from_dict(bad)
 
 
+def _named(base: dict[str, Any], **host: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(base))
+    data["host"].update(host)
+    return data
+
+
+def _bad_lone_surrogate(data: dict[str, Any]) -> None:
+    data["host"]["hostname"] = "\ud800x"
+
+
+def _bad_name_and_gpu(data: dict[str, Any]) -> None:  # the codec reads the GPUs before the names
+    data["host"]["hostname"] = 7
+    data["host"]["gpus"][1]["uuid"] = 5
+
+
+def _bad_long_name(data: dict[str, Any]) -> None:  # the codec shortens what it quotes
+    data["host"]["hostname"] = list(range(100))
+
+
+def _bad_pci_bus_id(data: dict[str, Any]) -> None:
+    data["host"]["gpus"][0]["pci_bus_id"] = True
+
+
+@pytest.mark.parametrize("spoil", [_bad_lone_surrogate, _bad_name_and_gpu, _bad_long_name, _bad_pci_bus_id])
+@pytest.mark.parametrize("read", ["parsed", "bytes"])
+def test_a_cached_kind_refuses_a_bad_name_or_identity_in_the_codecs_words(spoil, read):
+    from cudadoctor.fleet.sources import SnapshotCache, SourceError, decode_hosts
+    from cudadoctor.model.snapshot import SnapshotError, snapshot_from_dict
+
+    base = json.loads((HOSTS / "v100-h100-550.json").read_text())
+    bad = _named(base, hostname="other")
+    spoil(bad)
+    with pytest.raises(SnapshotError) as codec:
+        snapshot_from_dict(bad)
+    cache = SnapshotCache()
+    if read == "parsed":
+        cache.decode(base)
+        with pytest.raises(SnapshotError) as cached:
+            cache.decode(bad)
+        assert str(cached.value) == str(codec.value)
+    else:  # read as the CLI reads a file: by msgspec where it can (not a lone surrogate)
+        list(decode_hosts(json.dumps(base).encode(), "a.json", "a", cache))
+        with pytest.raises(SourceError) as read_error:
+            list(decode_hosts(json.dumps(bad).encode(), "b.json", "b", cache))
+        assert str(read_error.value) == f"b.json: {codec.value}"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_snapshots_without_a_gpus_key_share_a_kind_with_the_codecs_facts(strict):
+    from cudadoctor.fleet.sources import SnapshotCache
+    from cudadoctor.model.snapshot import snapshot_from_dict
+
+    base = json.loads((HOSTS / "no-gpu-550.json").read_text())
+    del base["host"]["gpus"]  # the field's default: no GPU
+    cache = SnapshotCache()
+    kinds = set()
+    for name in ("a", "b"):
+        data = _named(base, hostname=name)
+        facts, kind = cache.decode(data, strict)
+        assert facts == snapshot_from_dict(data)
+        kinds.add(id(kind))
+    assert len(kinds) == 1
+
+
 def test_cuda_visible_devices_keeps_gpu_identities_in_the_group_key(tmp_path):
     base = json.loads((HOSTS / "v100-h100-550.json").read_text())
     for i, visible in enumerate(("GPU-a", "GPU-a", "GPU-b")):
@@ -398,3 +462,25 @@ def test_a_judged_group_keeps_every_findings_code_and_severity_and_the_words_of_
             whole.torch, whole.variant, whole.cuda, whole.image, whole.support)
         assert group.result.target == alone.target
     assert worded  # the hosts include some that warn or fail
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_non_finite_number_never_shares_the_facts_of_a_snapshot_with_null_there(number):
+    # msgspec writes NaN and infinities as null: a key it encodes is only for a document it read,
+    # and it reads none of these (json does, for the codec to refuse)
+    from cudadoctor.fleet.sources import SnapshotCache, SourceError, decode_hosts
+    from cudadoctor.model.facts import DockerFacts
+    from cudadoctor.model.snapshot import SnapshotError, snapshot_from_dict, to_jsonable
+
+    base = json.loads((HOSTS / "h100-550.json").read_text())
+    base["host"]["docker"] = to_jsonable(DockerFacts())  # timeout_s: null
+    text = json.dumps(base)
+    assert '"timeout_s": null' in text
+    odd = text.replace('"timeout_s": null', f'"timeout_s": {number}')
+    with pytest.raises(SnapshotError) as codec:
+        snapshot_from_dict(json.loads(odd))
+    cache = SnapshotCache()
+    list(decode_hosts(text.encode(), "a.json", "a", cache))
+    with pytest.raises(SourceError) as read_error:
+        list(decode_hosts(odd.encode(), "b.json", "b", cache))
+    assert str(read_error.value) == f"b.json: {codec.value}"

@@ -217,3 +217,70 @@ def test_a_deeply_nested_file_is_one_line_exit_2(tmp_path: Path) -> None:
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "nested too deeply" in lines[0] and "Traceback" not in run.stderr, lines
+
+
+# --- reading a source file: its bytes when small, a stream when large --------------------------
+
+
+def test_a_file_within_the_bound_is_its_bytes_and_a_larger_one_a_stream_from_its_start(tmp_path: Path) -> None:
+    from cudadoctor.app.loader import read_user_bytes
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"0123456789")
+    assert read_user_bytes(str(path), "fleet source", SourceError, 10) == b"0123456789"
+    stream = read_user_bytes(str(path), "fleet source", SourceError, 9)
+    assert not isinstance(stream, bytes)
+    with stream:
+        assert stream.read() == b"0123456789"
+
+
+@pytest.mark.parametrize(("limit", "whole"), [(10, True), (9, False)])
+def test_a_file_that_grew_since_its_size_was_read_is_read_to_its_end_or_streamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, whole: bool
+) -> None:
+    import os
+
+    from cudadoctor.app import loader
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"0123456789")
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> Any:  # the size as it was before the file grew to 10 bytes
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 3, *info[7:10]))
+
+    monkeypatch.setattr(loader.os, "fstat", stale_fstat)
+    got = loader.read_user_bytes(str(path), "fleet source", SourceError, limit)
+    if whole:
+        assert got == b"0123456789"
+    else:
+        assert not isinstance(got, bytes)
+        with got:
+            assert got.read() == b"0123456789"
+
+
+def test_a_fifo_in_a_directory_of_snapshots_is_one_problem_and_never_waited_on(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "a.json").write_bytes((HOSTS / "h100-550.json").read_bytes())
+    os.mkfifo(tmp_path / "b.json")  # no writer: a blocking open would wait forever
+    result = run_cli("fleet", "--json", str(tmp_path))
+    assert f"fleet source {tmp_path / 'b.json'}: not a regular file" in result.stderr
+    assert json.loads(result.stdout)["hosts"] == 1
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_the_json_files_under_a_directory_are_named_as_os_path_join_names_them_sorted(tmp_path: Path, slash: str) -> None:
+    import os
+
+    from cudadoctor.app.loader import json_files_under
+
+    for name in ("b/2.json", "b/1.json", "a.json", "a/z.json", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    top = str(tmp_path) + slash
+    found, problems = json_files_under(top)
+    assert found == [os.path.join(top, "a.json"), os.path.join(top, "a", "z.json"),
+                     os.path.join(top, "b", "1.json"), os.path.join(top, "b", "2.json")]
+    assert problems == []

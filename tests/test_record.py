@@ -183,3 +183,32 @@ def test_positional_construction_fills_defaults_and_runs_post_init():
         Checked(-1)
     with pytest.raises(TypeError, match="missing required argument 'a'"):
         Checked()
+
+
+def test_a_maker_builds_from_field_values_what_the_constructor_builds_and_runs_post_init():
+    from cudadoctor.model.record import field_values, kept, maker
+
+    @record
+    class Checked:
+        a: int
+        b: int = 7
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("negative")
+
+        @kept
+        def doubled(self) -> int:
+            return self.a * 2
+
+    first = Checked(3)
+    assert first.doubled == 6
+    values = field_values(first)
+    assert list(values.items()) == [("a", 3), ("b", 7)]  # the fields only: no kept value
+    values["a"] = 4
+    made = maker(Checked)(values)
+    assert made == Checked(4) and made.doubled == 8 and type(made) is Checked
+    with pytest.raises(FrozenInstanceError):
+        made.a = 5  # type: ignore[misc]
+    with pytest.raises(ValueError, match="negative"):
+        maker(Checked)({"a": -1, "b": 7})

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Optional, Union
 
 from ..compat.table import CompatTable, TableError
 from ..model.facts import HostFacts
@@ -30,29 +30,39 @@ FAMILIES_ENV = "CUDADOCTOR_FAMILIES"
 MAX_FILE_BYTES = 64 * 1024 * 1024  # no table, snapshot or families file is near this; /dev/zero is
 
 
-def open_user_file(path: str, what: str, error: type[Exception]) -> BinaryIO:
-    """The file opened for reading its bytes as a stream, checked as ``read_user_file`` checks it
-    (a regular file, opened without blocking) but not for its size: the caller reads it a chunk at
-    a time and bounds what it keeps (a fleet's node list, which may be gigabytes). Every failure
-    raises ``error("<what> <path>: <reason>")``."""
-    shown = shown_path(path)
+def _open_regular(path: str, what: str, error: type[Exception]) -> tuple[int, os.stat_result]:
+    """The file's descriptor (opened without blocking, so a FIFO with no writer is not waited on)
+    and its fstat, once that says it is a regular file; else ``error("<what> <path>: <reason>")``
+    (the path shown only then: a fleet opens thousands of files)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise error(f"{what} {shown}: no such file") from None
+        raise error(f"{what} {shown_path(path)}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{what} {shown}: is a directory") from None
+        raise error(f"{what} {shown_path(path)}: is a directory") from None
     except PermissionError:
-        raise error(f"{what} {shown}: permission denied") from None
+        raise error(f"{what} {shown_path(path)}: permission denied") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable file name"
-        raise error(f"{what} {shown}: cannot be read ({reason})") from None
+        raise error(f"{what} {shown_path(path)}: cannot be read ({reason})") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise error(f"{what} {shown}: is a directory")
+            raise error(f"{what} {shown_path(path)}: is a directory")
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{what} {shown}: not a regular file (a FIFO, socket or device is not read)")
+            raise error(f"{what} {shown_path(path)}: not a regular file (a FIFO, socket or device is not read)")
+    except OSError as exc:
+        os.close(fd)
+        raise error(f"{what} {shown_path(path)}: cannot be read ({exc.strerror or exc})") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def _stream(fd: int, what: str, shown: str, error: type[Exception]) -> BinaryIO:
+    """A checked descriptor as a blocking byte stream (the descriptor is the stream's, or closed)."""
+    try:
         os.set_blocking(fd, True)
         handle = os.fdopen(fd, "rb")
     except OSError as exc:
@@ -62,6 +72,47 @@ def open_user_file(path: str, what: str, error: type[Exception]) -> BinaryIO:
         os.close(fd)
         raise
     return handle
+
+
+def open_user_file(path: str, what: str, error: type[Exception]) -> BinaryIO:
+    """The file opened for reading its bytes as a stream, checked as ``read_user_file`` checks it
+    (a regular file, opened without blocking) but not for its size: the caller reads it a chunk at
+    a time and bounds what it keeps (a fleet's node list, which may be gigabytes). Every failure
+    raises ``error("<what> <path>: <reason>")``."""
+    fd, _ = _open_regular(path, what, error)
+    return _stream(fd, what, shown_path(path), error)
+
+
+_READ_ON_BYTES = 64 * 1024  # each read past a file's size (a small allocation)
+
+
+def read_user_bytes(path: str, what: str, error: type[Exception], limit: int) -> Union[bytes, BinaryIO]:
+    """The bytes of a file of at most ``limit`` bytes; a larger one (or one that grew past
+    ``limit`` while it was read) opened as ``open_user_file`` opens it, at its start, for the
+    caller to stream. Checked as ``open_user_file`` checks it, and an open that fails raises as
+    there; an OSError while reading is the caller's to word. A fleet reads thousands of snapshot
+    files: a small file costs an open, an fstat and two reads of its descriptor (the second
+    finds its end), not a Python file object."""
+    fd, info = _open_regular(path, what, error)
+    streamed = False
+    try:
+        if info.st_size <= limit:
+            # A regular file reads the same without blocking (O_NONBLOCK leaves its reads alone).
+            # Asked for its size and one byte more, not for the bound: os.read(n) allocates n.
+            chunks = [os.read(fd, info.st_size + 1)]
+            read = len(chunks[0])
+            while read <= limit:  # on to its end: it may have grown (or a read come short)
+                more = os.read(fd, min(limit + 1 - read, _READ_ON_BYTES))
+                if not more:
+                    return b"".join(chunks)  # one chunk: itself, not a copy
+                chunks.append(more)
+                read += len(more)
+        os.lseek(fd, 0, os.SEEK_SET)  # too large: streamed from its start
+        streamed = True
+    finally:
+        if not streamed:
+            os.close(fd)
+    return _stream(fd, what, shown_path(path), error)
 
 
 def read_user_file(path: str, what: str, error: type[Exception]) -> str:
@@ -387,7 +438,8 @@ def json_files_under(directory: str) -> tuple[list[str], list[str]]:
 
     for root, dirs, files in os.walk(directory, onerror=unreadable):
         dirs.sort()
-        found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".json"))
+        prefix = os.path.join(root, "")  # joined once a directory, not once a file
+        found.extend(prefix + name for name in sorted(files) if name.endswith(".json"))
     return found, problems
 
 

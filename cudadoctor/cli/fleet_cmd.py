@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Optional, Union
 
 import click
 
@@ -40,29 +40,35 @@ def _hosts_of_stream(
         (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
 
 
-def _hosts_of_file(
-    path: str, fallback: str, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
+def _hosts_of_files(
+    paths: list[str], named: bool, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
 ) -> None:
-    from ..app.loader import open_user_file
-    from ..fleet.sources import WHOLE_LIST_BYTES, SourceError
+    """Every host of every file. A file that cannot be read is one problem and the rest are read;
+    one the user named (``named``) is an InputError. (Imported once: a directory may hold 10 000.)"""
+    from ..app.loader import read_user_bytes
+    from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, Item, SourceError, SourceProblem, decode_hosts
 
-    with open_user_file(path, "fleet source", SourceError) as handle:
-        # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then decoded
-        # field by field (fleet/sources.py), several times faster; a larger one streams.
-        whole: Optional[bytes] = None
+    def collect(items: Iterator[Item]) -> None:
+        for item in items:
+            (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
+
+    for path in paths:
         try:
-            size = os.fstat(handle.fileno()).st_size
-            if size <= WHOLE_LIST_BYTES:
-                # asked for its size (and one byte more), not for the bound: read(n) allocates n
-                whole = handle.read(size + 1)
-                if len(whole) > size:  # it grew while it was read
-                    whole += handle.read(WHOLE_LIST_BYTES + 1 - len(whole))
-                    if len(whole) > WHOLE_LIST_BYTES:  # past the bound: stream it after all
-                        handle.seek(0)
-                        whole = None
-        except OSError as exc:
-            raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-        _hosts_of_stream(whole if whole is not None else handle, path, fallback, hosts, problems, cache)
+            # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then
+            # decoded field by field (fleet/sources.py), several times faster; a larger one streams.
+            try:
+                source = read_user_bytes(path, "fleet source", SourceError, WHOLE_LIST_BYTES)
+            except OSError as exc:
+                raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+            if isinstance(source, bytes):
+                collect(decode_hosts(source, path, _fallback_name(path), cache))
+            else:
+                with source:
+                    collect(decode_hosts(source, path, _fallback_name(path), cache))
+        except SourceError as exc:
+            if named:
+                raise InputError(str(exc)) from None
+            problems.append(SourceProblem(path, str(exc)))
 
 
 def _fallback_name(path: str) -> str:
@@ -89,18 +95,11 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
         elif os.path.isdir(source):
             files, unlisted = json_files_under(source)
             problems.extend(SourceProblem(source, message) for message in unlisted)
-            for path in files:
-                try:
-                    _hosts_of_file(path, _fallback_name(path), hosts, problems, cache)
-                except SourceError as exc:
-                    problems.append(SourceProblem(path, str(exc)))
+            _hosts_of_files(files, False, hosts, problems, cache)
             if not files:
                 problems.append(SourceProblem(source, f"{source}: no *.json files in this directory"))
         else:
-            try:
-                _hosts_of_file(source, _fallback_name(source), hosts, problems, cache)
-            except SourceError as exc:
-                raise InputError(str(exc)) from None
+            _hosts_of_files([source], True, hosts, problems, cache)
     return hosts, problems
 
 

@@ -6,14 +6,16 @@ JSON in, fleet hosts out; reading files is the loader's job.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_left
 from functools import lru_cache
+from types import ModuleType
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Union
 
-from ..model.facts import HostFacts
-from ..model.record import record, replace
+from ..model.facts import GpuFacts, HostFacts
+from ..model.record import field_values, maker, record, replace
 from ..model.snapshot import SNAPSHOT_KIND, SNAPSHOT_SCHEMA, SnapshotError, json_value_problem, snapshot_from_dict
-from ..model.text import quoted
+from ..model.text import has_lone_surrogate, quoted
 from .gfd import PLATFORM_LABELS, LabelError, facts_from_labels
 from .gfd import PREFIX as GFD_PREFIX
 
@@ -146,85 +148,126 @@ def node_host(node: Any, where: str) -> FleetHost:
 
 
 _IDENTITY = ("hostname", "probed_at", "cudadoctor_version")  # HostFacts fields that name one host
-_GPU_IDENTITY = ("uuid", "pci_bus_id")  # GpuFacts fields that name one GPU
 
 
-def _optional_text(value: Any, path: str) -> Optional[str]:
-    if value is not None and not isinstance(value, str):
-        raise SnapshotError(f"{path}: expected a string, got {value!r}")
-    return value
+_TEXT = {str, type(None)}
+
+
+def _all_text(values: list[Any], strict: bool) -> bool:
+    """Whether every value is a string or null, as the codec reads an optional text (checked in
+    C); a strict document's strings are valid Unicode already."""
+    return set(map(type, values)) <= _TEXT and (strict or not any(map(has_lone_surrogate, filter(None, values))))
+
+
+class _Known:
+    """A decoded snapshot kind: its facts, their kind, and the fields of its GPUs and of the host
+    (each copied per host with that host's identities put in)."""
+
+    __slots__ = ("kind", "gpu_fields", "host_fields", "own_kind")
+
+    def __init__(self, facts: HostFacts, kind: HostFacts) -> None:
+        self.kind = kind
+        self.gpu_fields = tuple(field_values(gpu) for gpu in facts.gpus)
+        self.host_fields = field_values(facts)
+        # Equal keys mean equal environments; where CUDA_VISIBLE_DEVICES can name GPUs by their
+        # identities, those stay in the kind, so each host's is its own.
+        self.own_kind = facts.system is not None and facts.system.env("CUDA_VISIBLE_DEVICES") is not None
 
 
 class SnapshotCache:
     """Decodes snapshots, once per distinct content: a fleet's snapshots differ mostly in the
     host's name, probe time and GPU identities, so a snapshot equal to one already decoded in
-    everything else reuses its facts with its own names and identities put in (checked as the
-    codec checks them). The facts are exactly what ``snapshot_from_dict`` returns."""
+    everything else reuses its facts with its own names and identities put in (each a string or
+    null, else the codec decodes it and words what is wrong). The facts are exactly what
+    ``snapshot_from_dict`` returns."""
 
     def __init__(self) -> None:
         import json
 
-        self._facts: dict[str, tuple[HostFacts, HostFacts]] = {}  # key -> (facts, identity_free(facts))
-        # One encoder for every key: json.dumps with separators builds a new one per call. A decoded
-        # document holds no cycle, so the check for one is skipped. (Not msgspec's: it writes NaN
-        # as null, and two snapshots that differ so must not share facts.)
-        self._encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+        import msgspec
 
-    def _key(self, host: dict[str, Any]) -> Optional[str]:
-        rest = {k: v for k, v in host.items() if k not in _IDENTITY}
+        # key -> its kind. A key is str (json's encoding) or bytes (msgspec's): never equal.
+        self._known: dict[Union[str, bytes], _Known] = {}
+        # One encoder for every key: json.dumps with separators builds a new one per call. A decoded
+        # document holds no cycle, so the check for one is skipped. msgspec's, about seven times
+        # faster, writes NaN and infinities as null: only for a document msgspec decoded (strict),
+        # which holds none, since two snapshots that differ so must not share facts.
+        self._encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+        self._encode_strict = msgspec.json.encode
+        self._make_gpu = maker(GpuFacts)
+        self._make_host = maker(HostFacts)
+
+    def _split(self, host: dict[str, Any], strict: bool) -> Optional[tuple[Union[str, bytes], list[Any], list[Any], list[Any]]]:
+        """The host's key (its JSON without its names and GPU identities), its names, and its GPUs'
+        UUIDs and PCI addresses (what names one GPU); None where a GPU is not an object (the codec
+        says what is wrong)."""
+        rest = host.copy()
+        names = [rest.pop(name, None) for name in _IDENTITY]
+        uuids: list[Any] = []
+        buses: list[Any] = []
         gpus = rest.get("gpus")
         if isinstance(gpus, list):
             if not all(isinstance(g, dict) for g in gpus):
                 return None
-            rest["gpus"] = [{k: v for k, v in g.items() if k not in _GPU_IDENTITY} for g in gpus]
-        return self._encode(rest)
+            rest["gpus"] = stripped = [g.copy() for g in gpus]
+            uuids = [gpu.pop("uuid", None) for gpu in stripped]
+            buses = [gpu.pop("pci_bus_id", None) for gpu in stripped]
+        return (self._encode_strict(rest) if strict else self._encode(rest)), names, uuids, buses
 
-    def decode(self, data: Any) -> tuple[HostFacts, HostFacts]:
-        """(the snapshot's facts, the same without identities: shared by its kind)."""
+    def decode(self, data: Any, strict: bool = False) -> tuple[HostFacts, HostFacts]:
+        """(the snapshot's facts, the same without identities: shared by its kind). ``strict``:
+        the document was decoded by msgspec, so it holds no NaN, infinity or lone surrogate."""
         host = data.get("host") if isinstance(data, dict) else None
         if not isinstance(host, dict) or data.get("kind") != SNAPSHOT_KIND or data.get("schema") != SNAPSHOT_SCHEMA:
             facts = snapshot_from_dict(data)  # raises: its message says what is wrong
             return facts, identity_free(facts)
-        key = self._key(host)
-        entry = self._facts.get(key) if key is not None else None
-        if entry is None:
-            facts = snapshot_from_dict(data)
-            entry = (facts, identity_free(facts))
-            if key is not None:
-                self._facts[key] = entry
-            return entry
-        known, kind = entry
-        names = {k: _optional_text(host.get(k), f"$.host.{k}") for k in _IDENTITY}
-        gpus = tuple(
-            replace(
-                gpu,
-                uuid=_optional_text(raw.get("uuid"), f"$.host.gpus[{i}].uuid"),
-                pci_bus_id=_optional_text(raw.get("pci_bus_id"), f"$.host.gpus[{i}].pci_bus_id"),
-            )
-            for i, (gpu, raw) in enumerate(zip(known.gpus, host["gpus"]))
-        )
-        facts = replace(known, gpus=gpus, **names)
-        # Equal keys mean equal environments; where CUDA_VISIBLE_DEVICES can name GPUs by their
-        # identities, those stay in the kind, so it is this host's own.
-        if known.system is not None and known.system.env("CUDA_VISIBLE_DEVICES") is not None:
-            return facts, identity_free(facts)
+        split = self._split(host, strict)
+        known = self._known.get(split[0]) if split is not None else None
+        if known is not None and split is not None:
+            _, names, uuids, buses = split
+            if _all_text(names, strict) and _all_text(uuids, strict) and _all_text(buses, strict):
+                return self._with_identities(known, names, uuids, buses)
+        facts = snapshot_from_dict(data)  # also where a name or identity is not text: it says so
+        kind = identity_free(facts)
+        if split is not None and known is None:
+            self._known[split[0]] = _Known(facts, kind)
         return facts, kind
 
+    def _with_identities(
+        self, known: _Known, names: list[Any], uuids: list[Any], buses: list[Any]
+    ) -> tuple[HostFacts, HostFacts]:
+        make_gpu = self._make_gpu
+        gpus = []
+        for fields_of, uuid, pci_bus_id in zip(known.gpu_fields, uuids, buses):
+            values = fields_of.copy()
+            values["uuid"], values["pci_bus_id"] = uuid, pci_bus_id
+            gpus.append(make_gpu(values))
+        values = known.host_fields.copy()
+        values["gpus"] = tuple(gpus)
+        values.update(zip(_IDENTITY, names))
+        facts = self._make_host(values)
+        return facts, (identity_free(facts) if known.own_kind else known.kind)
 
-def snapshot_host(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> FleetHost:
+
+def snapshot_host(
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+) -> FleetHost:
     try:
-        facts, kind = (cache or SnapshotCache()).decode(data)
+        facts, kind = (cache or SnapshotCache()).decode(data, strict)
     except SnapshotError as exc:
         raise SourceError(f"{where}: {exc}") from None
-    return FleetHost(name=facts.hostname or fallback_name, source=where, origin=SNAPSHOT, facts=facts, kind=kind)
+    return FleetHost(facts.hostname or fallback_name, where, SNAPSHOT, facts, kind)
 
 
-def hosts_in(data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None) -> Iterator[Item]:
-    """The hosts of one parsed document. A bad node inside a list is one SourceProblem (the
-    others still count); a document that is none of the known kinds raises SourceError."""
+def hosts_in(
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+) -> Iterator[Item]:
+    """The hosts of one parsed document (``strict``: decoded by msgspec, see SnapshotCache.decode).
+    A bad node inside a list is one SourceProblem (the others still count); a document that is
+    none of the known kinds raises SourceError."""
     kind = kind_of(data)
     if kind == "snapshot":
-        yield snapshot_host(data, where, fallback_name, cache)
+        yield snapshot_host(data, where, fallback_name, cache, strict)
     elif kind == "node":
         yield node_host(data, where)
     elif kind == "node-list":
@@ -415,8 +458,6 @@ def _long_digit_run(data: bytes) -> bool:
     """Whether ``data`` holds a run of more digits than Python converts to an integer (its
     int_max_str_digits). Such a run covers one of every that-many-th bytes, so only around those
     is it looked for: a few thousand slices of a 30 MB list, in C."""
-    import sys
-
     longest = sys.get_int_max_str_digits()
     if not longest:
         return False
@@ -450,10 +491,9 @@ def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
     (above): the streaming decoder then reads it and says what is wrong in its words."""
     if b'"items"' not in data or not _msgspec_reads_as_json(data):  # a snapshot or a single Node: not worth a try
         return None
-    from .node_fields import Malformed, decode_labels, decode_node_list
-
+    fields = _node_fields()
     try:
-        listed = decode_node_list(data)
+        listed = fields.decode_node_list(data)
         if listed.kind not in ("List", "NodeList") or listed.items is None:
             return None
         hosts = []
@@ -462,13 +502,22 @@ def _whole_list_hosts(data: bytes, where: str) -> Optional[list[FleetHost]]:
             if node.kind != "Node" or metadata is None or not metadata.name:
                 return None
             platform = _info_platform(node.status.nodeInfo) if node.status is not None else (None, None)
-            hosts.append(_labelled_host(metadata.name, decode_labels(metadata.labels), platform, where))
-    except (Malformed, SourceError, RecursionError):  # RecursionError: nested deeper than msgspec reads
+            hosts.append(_labelled_host(metadata.name, fields.decode_labels(metadata.labels), platform, where))
+    except (fields.Malformed, SourceError, RecursionError):  # RecursionError: nested deeper than msgspec reads
         return None
     return hosts
 
 
 _UNSURE = object()
+
+
+@lru_cache(maxsize=None)
+def _node_fields() -> ModuleType:
+    """fleet/node_fields.py, imported once it is needed (it imports msgspec, which only reading
+    a source needs), then found in one call: a fleet reads thousands of snapshots."""
+    from . import node_fields
+
+    return node_fields
 
 
 def _small_document(data: bytes) -> Any:
@@ -478,11 +527,10 @@ def _small_document(data: bytes) -> Any:
     than json (above), and the window's decoder then reads it and says what is wrong."""
     if len(data) > _CHUNK_BYTES or not _msgspec_reads_as_json(data):
         return _UNSURE
-    from .node_fields import Malformed, decode_value
-
+    fields = _node_fields()
     try:
-        return decode_value(data)
-    except (Malformed, RecursionError):
+        return fields.decode_value(data)
+    except (fields.Malformed, RecursionError):
         return _UNSURE
 
 
@@ -514,7 +562,7 @@ def decode_hosts(
             return
         parsed = _small_document(data)
         if parsed is not _UNSURE:
-            yield from hosts_in(parsed, where, fallback_name, cache)
+            yield from hosts_in(parsed, where, fallback_name, cache, strict=True)
             return
     # More than one window given whole is streamed as a file is, node by node: its words, its memory.
     window = _Window(_Chunks(source) if isinstance(source, bytes) and len(source) > _CHUNK_BYTES else source, where)
