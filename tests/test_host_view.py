@@ -38,3 +38,10 @@ def test_a_replaced_view_does_not_keep_the_old_answers():
     assert view.support(cuda).tier == "minor-compat"
     upgraded = replace(view, driver=DriverVersion.parse("580.65.06"), driver_cuda=CudaVersion.parse("13.0"))
     assert upgraded.support(cuda).tier == "full"
+
+
+def test_the_driver_support_is_one_answer_per_cuda_minor_whichever_object_asks():
+    view = HostView.of(load_snapshot(host("h100-535")), TABLE)
+    first, equal, patch = CudaVersion.parse("12.9"), CudaVersion.parse("12.9"), CudaVersion.parse("12.9.1")
+    assert view.support(first) is view.support(equal) is view.support(patch) is view.support(first)
+    assert view.support(CudaVersion.parse("12.2")).tier == "full" and view.support(first).tier == "minor-compat"

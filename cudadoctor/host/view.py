@@ -229,17 +229,17 @@ class HostView:
     def driver_ceiling(self) -> Optional["DriverCeiling"]:
         """The last driver branch every GPU in scope can run (the lowest among their architectures'),
         with the GPUs it holds back; None when no limit is on record. Computed once per view."""
-        memo = self._memo("_ceiling")
-        if "ceiling" not in memo:
-            ccs = {gpu.index: self.cc(gpu) for gpu in self.gpus_in_scope}
-            row = self.table.driver_ceiling(cc for cc in ccs.values() if cc is not None)
-            ceiling = None
-            if row is not None:
-                held = [gpu for gpu in self.gpus_in_scope if ccs[gpu.index] in row.ccs]
-                names = ", ".join(dict.fromkeys(gpu.name or "unknown model" for gpu in held))
-                ceiling = DriverCeiling(row, f"{names} ({row.architecture})")
-            memo["ceiling"] = ceiling
-        return memo["ceiling"]  # type: ignore[no-any-return]
+        return self._ceiling
+
+    @kept
+    def _ceiling(self) -> Optional["DriverCeiling"]:
+        ccs = {gpu.index: self.cc(gpu) for gpu in self.gpus_in_scope}
+        row = self.table.driver_ceiling(cc for cc in ccs.values() if cc is not None)
+        if row is None:
+            return None
+        held = [gpu for gpu in self.gpus_in_scope if ccs[gpu.index] in row.ccs]
+        names = ", ".join(dict.fromkeys(gpu.name or "unknown model" for gpu in held))
+        return DriverCeiling(row, f"{names} ({row.architecture})")
 
     def past_ceiling(self, driver: Optional[DriverVersion]) -> bool:
         """Whether ``driver`` is of a branch newer than the last one the GPUs in scope can run."""
@@ -256,6 +256,10 @@ class HostView:
     # The caches asked on every look-up (once kept, read from the instance dict, in C).
     @kept
     def _support_memo(self) -> dict[CudaVersion, DriverSupport]:
+        return {}
+
+    @kept
+    def _support_by_id(self) -> dict[int, tuple[CudaVersion, DriverSupport]]:
         return {}
 
     @kept
@@ -287,7 +291,6 @@ class HostView:
         if directory is None or cuda is None or (native is not None and cuda.major_minor <= native):
             return self
         view = replace(self, forward_compat_cuda=cuda.major_minor, forward_compat_how="image", forward_compat_directory=directory)
-        view.__dict__.pop("_support_memo", None)  # the memo belongs to the view without the image's libcuda
         return view
 
     # --- the driver against a CUDA version ---------------------------------------------------
@@ -304,11 +307,17 @@ class HostView:
 
     def support(self, cuda: CudaVersion) -> DriverSupport:
         """Full support, minor-version compatibility, too old, or unknown; computed once per CUDA minor."""
+        # By the CUDA object first: the table's variants share theirs, and an id is hashed in C
+        # where the version's own hash is a Python call (the entry holds the object, so its id stays its own).
+        by_id = self._support_by_id.get(id(cuda))
+        if by_id is not None and by_id[0] is cuda:
+            return by_id[1]
         key = cuda.major_minor
         memo = self._support_memo
         known = memo.get(key)
         if known is None:
             known = memo[key] = self._support_for(key)
+        self._support_by_id[id(cuda)] = (cuda, known)
         return known
 
     def _support_for(self, cuda: CudaVersion) -> DriverSupport:
