@@ -46,12 +46,33 @@ def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
         return None
 
 
+_PARSED_TEXTS = 4096  # the texts come from outside: each memo of them stays bounded, as the table's GPU names do
+
+
+def _parsed_once(table: CompatTable, name: str, parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
+    """``_parsed``, once per table and text: a fleet's hosts report a few driver and CUDA versions,
+    and one parsed object keeps the sort key and hash it has worked out for every host after."""
+    if not isinstance(text, str) or not text:
+        return _parsed(parse, text)
+    memo = table.memo(name)
+    known = memo.get(text, _UNPARSED)
+    if known is _UNPARSED:
+        if len(memo) >= _PARSED_TEXTS:
+            memo.clear()
+        known = memo[text] = _parsed(parse, text)
+    return known  # type: ignore[no-any-return]
+
+
+_UNPARSED = object()
+
+
 def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
     model = table.gpu_model(gpu.name) if gpu.name else None
-    parsed = _parsed(ComputeCapability.parse, gpu.compute_capability)
+    parsed = _parsed_once(table, "host.view.parsed-compute-capabilities", ComputeCapability.parse, gpu.compute_capability)
     if parsed is not None:
-        # One object per compute capability (at most 1000 of them: two digits and one): the memos
-        # keyed by it, on the table's variants, then find it by identity, not by calling __eq__.
+        # One object per compute capability (at most 1000 of them: two digits and one), whatever
+        # its text ("9.0", "sm_90"): the memos keyed by it, on the table's variants, then find it
+        # by identity, not by calling __eq__.
         parsed = table.memo("compute-capabilities").setdefault(parsed, parsed)
     return parsed or (model.cc if model else None), model
 
@@ -162,8 +183,8 @@ class HostView:
 
     @classmethod
     def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
-        driver = _parsed(DriverVersion.parse, facts.driver.driver_version)
-        parsed_cuda = _parsed(CudaVersion.parse, facts.driver.cuda_driver_version)
+        driver = _parsed_once(table, "host.view.parsed-driver-versions", DriverVersion.parse, facts.driver.driver_version)
+        parsed_cuda = _parsed_once(table, "host.view.parsed-cuda-versions", CudaVersion.parse, facts.driver.cuda_driver_version)
         nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
         driver_cuda = nvml_cuda or (table.cuda_supported_by_driver(driver) if driver else None)
         what_if_driver = facts.driver.source == "what-if"
