@@ -63,3 +63,10 @@ def test_the_parsed_texts_kept_per_table_stay_bounded():
         HostView.of(replace(facts, driver=replace(facts.driver, driver_version=f"550.{i}")), table)
     kept = table.memo("host.view.parsed-driver-versions")
     assert 0 < len(kept) <= 4096 and kept["550.4999"] == DriverVersion.parse("550.4999")
+
+
+def test_a_target_cuda_text_is_parsed_once_per_table_and_one_that_is_no_version_is_none():
+    from cudadoctor.host.view import parsed_cuda
+
+    assert parsed_cuda(TABLE, "12.8") == CudaVersion.parse("12.8") and parsed_cuda(TABLE, "12.8") is parsed_cuda(TABLE, "12.8")
+    assert [parsed_cuda(TABLE, text) for text in ("12.x", "12.x", "")] == [None, None, None]

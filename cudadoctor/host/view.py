@@ -66,6 +66,12 @@ def _parsed_once(table: CompatTable, name: str, parse: Callable[[str], T], text:
 _UNPARSED = object()
 
 
+def parsed_cuda(table: CompatTable, text: Optional[str]) -> Optional[CudaVersion]:
+    """A CUDA version's text (a target's, say) parsed once per table, as the host's own are; None
+    when it is not one."""
+    return _parsed_once(table, "host.view.parsed-cuda-versions", CudaVersion.parse, text)
+
+
 def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
     model = table.gpu_model(gpu.name) if gpu.name else None
     parsed = _parsed_once(table, "host.view.parsed-compute-capabilities", ComputeCapability.parse, gpu.compute_capability)
@@ -184,8 +190,8 @@ class HostView:
     @classmethod
     def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
         driver = _parsed_once(table, "host.view.parsed-driver-versions", DriverVersion.parse, facts.driver.driver_version)
-        parsed_cuda = _parsed_once(table, "host.view.parsed-cuda-versions", CudaVersion.parse, facts.driver.cuda_driver_version)
-        nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
+        nvml_said = parsed_cuda(table, facts.driver.cuda_driver_version)
+        nvml_cuda = nvml_said.major_minor if nvml_said else None
         driver_cuda = nvml_cuda or (table.cuda_supported_by_driver(driver) if driver else None)
         what_if_driver = facts.driver.source == "what-if"
         gpus: dict[int, tuple[GpuFacts, Optional[ComputeCapability], Optional[GpuModel]]] = {}
