@@ -466,12 +466,13 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
         cc = host.cc(gpu)
         if cc is None:
             continue
-        if cc not in summaries:
+        summary = summaries.get(cc)
+        if summary is None:
             has = [f"{f.name} (>= {f.min_cc})" for f in table.features if cc >= f.min_cc]
             lacks = [f"{f.name} (needs >= {f.min_cc})" for f in table.features if cc < f.min_cc]
             detail = ("Has: " + ", ".join(has) + ". " if has else "") + ("Lacks: " + ", ".join(lacks) + "." if lacks else "")
-            summaries[cc] = (f", compute capability {cc}: {len(has)} of {len(table.features)} listed features", detail.strip())
-        said, detail = summaries[cc]
+            summary = summaries[cc] = (f", compute capability {cc}: {len(has)} of {len(table.features)} listed features", detail.strip())
+        said, detail = summary
         findings.append(
             Finding(
                 code="gpu-capabilities",
