@@ -252,3 +252,12 @@ def test_a_plain_subclass_of_a_compiled_record_is_built_by_the_generic_path():
 
     built = Plain("t", 1, y=2)
     assert (type(built).__name__, built.y, built.seen, built.__dict__.get("checked")) == ("Plain", 2, [], True)
+
+
+def test_replace_copies_the_fields_and_drops_what_was_kept_beside_them():
+    version = CudaVersion((12, 4))
+    assert (str(version), hash(version)) == ("12.4", hash(CudaVersion((12, 4))))  # its text and hash now kept in its dict
+    moved = replace(version, numbers=(12, 8))
+    assert (str(moved), moved, hash(moved)) == ("12.8", CudaVersion((12, 8)), hash(CudaVersion((12, 8))))
+    point = Point(1, 2)
+    assert replace(point, y=3).__dict__ == {"x": 1, "y": 3, "tags": (), "seen": []}

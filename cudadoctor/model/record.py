@@ -364,7 +364,9 @@ def replace(value: T, **changes: Any) -> T:
         unknown = next(name for name in changes if name not in cls.__record_name_set__)  # type: ignore[attr-defined]
         raise TypeError(f"{cls.__name__} has no field {unknown!r}")
     source = value.__dict__
-    current = {name: source[name] for name in names}
+    # A record's dict holds its fields and, when longer, values kept beside them (record.kept,
+    # caches) that the copy must work out again; their order is nobody's (fields() gives it).
+    current = source.copy() if len(source) == len(names) else {name: source[name] for name in names}
     current.update(changes)
     if not getattr(cls.__init__, "__record_init__", False):
         return cls(**current)
