@@ -124,7 +124,8 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     variant = built
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
-    judged = [(gpu, cc, host.runs(variant, cc)) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
+    verdicts = {cc: host.runs(variant, cc) for cc in host.ccs_in_scope}  # eight identical GPUs: asked once
+    judged = [(gpu, cc, verdicts[cc]) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
     blocked = [gpu for gpu, _, verdict in judged if verdict not in ("sass", "ptx")]
     findings = []
     for gpu, cc, verdict in judged:
