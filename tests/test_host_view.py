@@ -38,3 +38,35 @@ def test_a_replaced_view_does_not_keep_the_old_answers():
     assert view.support(cuda).tier == "minor-compat"
     upgraded = replace(view, driver=DriverVersion.parse("580.65.06"), driver_cuda=CudaVersion.parse("13.0"))
     assert upgraded.support(cuda).tier == "full"
+
+
+def test_the_driver_support_is_one_answer_per_cuda_minor_whichever_object_asks():
+    view = HostView.of(load_snapshot(host("h100-535")), TABLE)
+    first, equal, patch = CudaVersion.parse("12.9"), CudaVersion.parse("12.9"), CudaVersion.parse("12.9.1")
+    assert view.support(first) is view.support(equal) is view.support(patch) is view.support(first)
+    assert view.support(CudaVersion.parse("12.2")).tier == "full" and view.support(first).tier == "minor-compat"
+
+
+def test_hosts_that_report_one_driver_text_share_its_parsed_version_and_a_bad_text_stays_unparsed():
+    facts = load_snapshot(host("h100-550"))
+    first, second = (HostView.of(replace(facts, hostname=name), TABLE) for name in ("a", "b"))
+    assert first.driver is second.driver and first.nvml_cuda is second.nvml_cuda
+    assert first.driver == DriverVersion.parse("550.54.15")
+    bad = replace(facts, driver=replace(facts.driver, driver_version="5x0.1"))
+    assert [HostView.of(replace(bad, hostname=name), TABLE).driver for name in ("c", "d")] == [None, None]
+
+
+def test_the_parsed_texts_kept_per_table_stay_bounded():
+    table = replace(TABLE)  # its own memos
+    facts = load_snapshot(host("h100-550"))
+    for i in range(5000):
+        HostView.of(replace(facts, driver=replace(facts.driver, driver_version=f"550.{i}")), table)
+    kept = table.memo("host.view.parsed-driver-versions")
+    assert 0 < len(kept) <= 4096 and kept["550.4999"] == DriverVersion.parse("550.4999")
+
+
+def test_a_target_cuda_text_is_parsed_once_per_table_and_one_that_is_no_version_is_none():
+    from cudadoctor.host.view import parsed_cuda
+
+    assert parsed_cuda(TABLE, "12.8") == CudaVersion.parse("12.8") and parsed_cuda(TABLE, "12.8") is parsed_cuda(TABLE, "12.8")
+    assert [parsed_cuda(TABLE, text) for text in ("12.x", "12.x", "")] == [None, None, None]

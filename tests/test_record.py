@@ -212,3 +212,80 @@ def test_a_maker_builds_from_field_values_what_the_constructor_builds_and_runs_p
         made.a = 5  # type: ignore[misc]
     with pytest.raises(ValueError, match="negative"):
         maker(Checked)({"a": -1, "b": 7})
+
+
+def _often() -> type:
+    """A fresh record class with a field of every kind: one named like a builtin the compiled
+    body calls, a default, a factory, and a check."""
+
+    @record
+    class Often:
+        type: str
+        x: int
+        y: int = 0
+        seen: list[int] = field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            if self.x < 0:
+                raise ValueError("negative")
+
+    return Often
+
+
+def _built_often(cls: type) -> type:
+    """The class, once built as often as it takes to get its compiled __init__."""
+    from cudadoctor.model import record as record_module
+
+    generic = cls.__init__
+    for _ in range(record_module._COMPILE_AFTER):
+        cls("t", 1)
+    assert cls.__init__ is not generic and cls.__init__.__qualname__.endswith("Often.__init__")
+    return cls
+
+
+def test_a_class_built_often_is_built_by_a_compiled_init_that_makes_the_same_records():
+    Often = _often()
+    expected = [Often("t", 1), Often("t", 1, 2), Often(type="t", x=1, y=2), Often("t", x=1, seen=[3])]
+    _built_often(Often)
+    assert [Often("t", 1), Often("t", 1, 2), Often(type="t", x=1, y=2), Often("t", x=1, seen=[3])] == expected
+    assert Often("t", 1).seen == [] and Often("t", 1).seen is not Often("t", 1).seen  # a fresh factory value each time
+    assert repr(Often("t", 1)).endswith("Often(type='t', x=1, y=0, seen=[])")
+    assert replace(Often("t", 1), y=4) == Often("t", 1, 4)
+    with pytest.raises(ValueError, match="negative"):
+        Often("t", -1)
+    with pytest.raises(FrozenInstanceError):
+        Often("t", 1).x = 2
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda cls: cls("t"), "Often\\(\\) missing required argument 'x'"),
+        (lambda cls: cls(x=1), "Often\\(\\) missing required argument 'type'"),
+        (lambda cls: cls("t", 1, 2, [], 5), "Often\\(\\) takes 4 arguments, 5 were given"),
+        (lambda cls: cls("t", 1, z=2), "Often\\(\\) got an unexpected keyword argument 'z'"),
+        (lambda cls: cls("t", 1, type="u"), "multiple values for argument 'type'"),
+    ],
+)
+def test_a_compiled_init_refuses_a_bad_call_as_the_generic_one_does(call, message):
+    Often = _built_often(_often())
+    with pytest.raises(TypeError, match=message):
+        call(Often)
+
+
+def test_a_plain_subclass_of_a_compiled_record_is_built_by_the_generic_path():
+    class Plain(_built_often(_often())):  # type: ignore[misc]  # not itself a record: the compiled __init__ hands it on
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "checked", True)
+
+    built = Plain("t", 1, y=2)
+    assert (type(built).__name__, built.y, built.seen, built.__dict__.get("checked")) == ("Plain", 2, [], True)
+
+
+def test_replace_copies_the_fields_and_drops_what_was_kept_beside_them():
+    version = CudaVersion((12, 4))
+    assert (str(version), hash(version)) == ("12.4", hash(CudaVersion((12, 4))))  # its text and hash now kept in its dict
+    moved = replace(version, numbers=(12, 8))
+    assert (str(moved), moved, hash(moved)) == ("12.8", CudaVersion((12, 8)), hash(CudaVersion((12, 8))))
+    point = Point(1, 2)
+    assert replace(point, y=3).__dict__ == {"x": 1, "y": 3, "tags": (), "seen": []}

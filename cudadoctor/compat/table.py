@@ -651,7 +651,9 @@ class CompatTable:
         """The highest driver branch GPUs of all these compute capabilities can run together: the
         entry with the lowest last branch among them; None when no limit is on record (every one
         still supported, or not in the table). The one policy every driver upgrade consults."""
-        ended = [row for row in (self.last_branch_for(cc) for cc in ccs) if row is not None and row.last_branch is not None]
+        # Each compute capability once, in first-seen order (eight identical GPUs give one): the
+        # first entry with the lowest branch is the same one.
+        ended = [row for row in map(self.last_branch_for, dict.fromkeys(ccs)) if row is not None and row.last_branch is not None]
         return min(ended, key=lambda row: row.last_branch or 0) if ended else None
 
     @cached_property

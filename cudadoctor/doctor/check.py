@@ -10,12 +10,11 @@ from functools import cached_property, partial
 from typing import Optional, Sequence
 
 from ..compat.table import CompatTable
-from ..host.view import HostView
+from ..host.view import HostView, parsed_cuda
 from ..model.facts import HostFacts, ImageFacts
 from ..model.findings import Finding, exit_status, verdict
 from ..model.record import record, replace
 from ..model.target import Target
-from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation, first_fit, no_gpu_in_scope, nothing_to_run_on
 from ..rules import CHECKS
 from ..rules.context import Check, CheckContext
@@ -97,12 +96,8 @@ def check(
     if image is not None and family.uses_image_compat:  # the image's own cuda-compat libcuda (NGC months: rules/ngc.py judges theirs)
         host = host.with_image_compat(image)
 
-    target_cuda = None
-    if target.cuda:
-        try:
-            target_cuda = CudaVersion.parse(target.cuda)
-        except VersionError:  # an image's CUDA_VERSION is its own text; the checks skip what they cannot read
-            pass
+    # An image's CUDA_VERSION is its own text: the checks skip what they cannot read (None).
+    target_cuda = parsed_cuda(table, target.cuda)
     context = CheckContext(
         host=host, target=target, target_cuda=target_cuda, first_fit=partial(first_fit, host),
         today=request.today, requested_release=request.newer_release, newest=newest, gpus_per_job=request.gpus_per_job,

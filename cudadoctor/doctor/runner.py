@@ -13,16 +13,14 @@ _MAX_ERROR_TEXT = 200
 
 
 def _stamped(f: Finding, check: Check) -> Finding:
-    if f.group == check.group and f.subject:
+    values = f.__dict__
+    if values["group"] == check.group and values["subject"]:
         return f
     # This runs for every finding: the copy takes the finding's values as they are (they were
-    # checked when it was made) and changes only the two the runner owns, without the record's
-    # __init__ (which looks every field up and checks the severity again).
-    values = dict(f.__dict__)
-    values["subject"] = f.subject or check.subject
-    values["group"] = check.group
+    # checked when it was made) and changes only the two the runner owns, in one dict display,
+    # without the record's __init__ (which looks every field up and checks the severity again).
     stamped: Finding = object.__new__(Finding)
-    object.__setattr__(stamped, "__dict__", values)  # the copy is its dict: sized once, not grown
+    object.__setattr__(stamped, "__dict__", {**values, "subject": values["subject"] or check.subject, "group": check.group})
     return stamped
 
 

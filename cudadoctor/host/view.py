@@ -46,12 +46,39 @@ def _parsed(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
         return None
 
 
+_PARSED_TEXTS = 4096  # the texts come from outside: each memo of them stays bounded, as the table's GPU names do
+
+
+def _parsed_once(table: CompatTable, name: str, parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
+    """``_parsed``, once per table and text: a fleet's hosts report a few driver and CUDA versions,
+    and one parsed object keeps the sort key and hash it has worked out for every host after."""
+    if not isinstance(text, str) or not text:
+        return _parsed(parse, text)
+    memo = table.memo(name)
+    known = memo.get(text, _UNPARSED)
+    if known is _UNPARSED:
+        if len(memo) >= _PARSED_TEXTS:
+            memo.clear()
+        known = memo[text] = _parsed(parse, text)
+    return known  # type: ignore[no-any-return]
+
+
+_UNPARSED = object()
+
+
+def parsed_cuda(table: CompatTable, text: Optional[str]) -> Optional[CudaVersion]:
+    """A CUDA version's text (a target's, say) parsed once per table, as the host's own are; None
+    when it is not one."""
+    return _parsed_once(table, "host.view.parsed-cuda-versions", CudaVersion.parse, text)
+
+
 def _cc_and_model(table: CompatTable, gpu: GpuFacts) -> tuple[Optional[ComputeCapability], Optional[GpuModel]]:
     model = table.gpu_model(gpu.name) if gpu.name else None
-    parsed = _parsed(ComputeCapability.parse, gpu.compute_capability)
+    parsed = _parsed_once(table, "host.view.parsed-compute-capabilities", ComputeCapability.parse, gpu.compute_capability)
     if parsed is not None:
-        # One object per compute capability (at most 1000 of them: two digits and one): the memos
-        # keyed by it, on the table's variants, then find it by identity, not by calling __eq__.
+        # One object per compute capability (at most 1000 of them: two digits and one), whatever
+        # its text ("9.0", "sm_90"): the memos keyed by it, on the table's variants, then find it
+        # by identity, not by calling __eq__.
         parsed = table.memo("compute-capabilities").setdefault(parsed, parsed)
     return parsed or (model.cc if model else None), model
 
@@ -162,9 +189,9 @@ class HostView:
 
     @classmethod
     def _build(cls, facts: HostFacts, table: CompatTable) -> "HostView":
-        driver = _parsed(DriverVersion.parse, facts.driver.driver_version)
-        parsed_cuda = _parsed(CudaVersion.parse, facts.driver.cuda_driver_version)
-        nvml_cuda = parsed_cuda.major_minor if parsed_cuda else None
+        driver = _parsed_once(table, "host.view.parsed-driver-versions", DriverVersion.parse, facts.driver.driver_version)
+        nvml_said = parsed_cuda(table, facts.driver.cuda_driver_version)
+        nvml_cuda = nvml_said.major_minor if nvml_said else None
         driver_cuda = nvml_cuda or (table.cuda_supported_by_driver(driver) if driver else None)
         what_if_driver = facts.driver.source == "what-if"
         gpus: dict[int, tuple[GpuFacts, Optional[ComputeCapability], Optional[GpuModel]]] = {}
@@ -229,17 +256,17 @@ class HostView:
     def driver_ceiling(self) -> Optional["DriverCeiling"]:
         """The last driver branch every GPU in scope can run (the lowest among their architectures'),
         with the GPUs it holds back; None when no limit is on record. Computed once per view."""
-        memo = self._memo("_ceiling")
-        if "ceiling" not in memo:
-            ccs = {gpu.index: self.cc(gpu) for gpu in self.gpus_in_scope}
-            row = self.table.driver_ceiling(cc for cc in ccs.values() if cc is not None)
-            ceiling = None
-            if row is not None:
-                held = [gpu for gpu in self.gpus_in_scope if ccs[gpu.index] in row.ccs]
-                names = ", ".join(dict.fromkeys(gpu.name or "unknown model" for gpu in held))
-                ceiling = DriverCeiling(row, f"{names} ({row.architecture})")
-            memo["ceiling"] = ceiling
-        return memo["ceiling"]  # type: ignore[no-any-return]
+        return self._ceiling
+
+    @kept
+    def _ceiling(self) -> Optional["DriverCeiling"]:
+        ccs = {gpu.index: self.cc(gpu) for gpu in self.gpus_in_scope}
+        row = self.table.driver_ceiling(cc for cc in ccs.values() if cc is not None)
+        if row is None:
+            return None
+        held = [gpu for gpu in self.gpus_in_scope if ccs[gpu.index] in row.ccs]
+        names = ", ".join(dict.fromkeys(gpu.name or "unknown model" for gpu in held))
+        return DriverCeiling(row, f"{names} ({row.architecture})")
 
     def past_ceiling(self, driver: Optional[DriverVersion]) -> bool:
         """Whether ``driver`` is of a branch newer than the last one the GPUs in scope can run."""
@@ -256,6 +283,10 @@ class HostView:
     # The caches asked on every look-up (once kept, read from the instance dict, in C).
     @kept
     def _support_memo(self) -> dict[CudaVersion, DriverSupport]:
+        return {}
+
+    @kept
+    def _support_by_id(self) -> dict[int, tuple[CudaVersion, DriverSupport]]:
         return {}
 
     @kept
@@ -287,7 +318,6 @@ class HostView:
         if directory is None or cuda is None or (native is not None and cuda.major_minor <= native):
             return self
         view = replace(self, forward_compat_cuda=cuda.major_minor, forward_compat_how="image", forward_compat_directory=directory)
-        view.__dict__.pop("_support_memo", None)  # the memo belongs to the view without the image's libcuda
         return view
 
     # --- the driver against a CUDA version ---------------------------------------------------
@@ -304,11 +334,17 @@ class HostView:
 
     def support(self, cuda: CudaVersion) -> DriverSupport:
         """Full support, minor-version compatibility, too old, or unknown; computed once per CUDA minor."""
+        # By the CUDA object first: the table's variants share theirs, and an id is hashed in C
+        # where the version's own hash is a Python call (the entry holds the object, so its id stays its own).
+        by_id = self._support_by_id.get(id(cuda))
+        if by_id is not None and by_id[0] is cuda:
+            return by_id[1]
         key = cuda.major_minor
         memo = self._support_memo
         known = memo.get(key)
         if known is None:
             known = memo[key] = self._support_for(key)
+        self._support_by_id[id(cuda)] = (cuda, known)
         return known
 
     def _support_for(self, cuda: CudaVersion) -> DriverSupport:

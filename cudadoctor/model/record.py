@@ -9,7 +9,8 @@ functions of the same names.
 Why not ``dataclasses``: on the Python versions cudadoctor supports, ``@dataclass`` compiles
 six generated methods with ``exec`` for every class, about 0.5-1 ms each; the ~40 classes on the
 path of ``cudadoctor check`` made that the largest single start-up cost (docs/performance.md).
-Here the methods are shared functions, and a class costs a few microseconds.
+Here the methods are shared functions, and a class costs a few microseconds; only a class built
+a hundred times in one process (the fleet's findings, say) gets an ``__init__`` compiled for its fields.
 """
 
 from __future__ import annotations
@@ -106,7 +107,13 @@ def _class_init(klass: type) -> Callable[..., None]:
     # The fewest positional arguments that give every required field (required fields come first).
     least = max((i + 1 for i, name in enumerate(names) if name in required), default=0)
 
+    built = 0
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal built
+        built += 1
+        if built == _COMPILE_AFTER and klass.__dict__.get("__init__") is __init__:
+            klass.__init__ = _compiled_init(klass)  # type: ignore[misc]  # the next ones are built by it
         count = len(args)
         if type(self) is not klass or count > width or (args and kwargs and not kwargs.keys().isdisjoint(names[:count])):
             _init(self, *args, **kwargs)
@@ -134,6 +141,63 @@ def _class_init(klass: type) -> Callable[..., None]:
 
     __init__.__record_init__ = True  # type: ignore[attr-defined]
     return __init__
+
+
+# A class built this many times in one process gets an ``__init__`` compiled for its fields
+# (_compiled_init): compiling one costs about as much as 100-200 constructions save, so a class
+# built a few times per command (a `check` of one host) never pays it, and the fleet's loop does.
+_COMPILE_AFTER = 100
+
+
+def _compiled_init(klass: type) -> Callable[..., None]:
+    """The ``__init__`` of one record class as Python would write it: a parameter per field, so
+    the call binds them in C, and one dict display for the instance; about half the cost of the
+    generic one. A call it cannot bind as the class's own (a missing or unknown field, too many
+    arguments, a subclass that is not itself a record) goes to ``_init``, which words the errors."""
+    names: tuple[str, ...] = klass.__record_names__  # type: ignore[attr-defined]
+    required: frozenset[str] = klass.__record_required__  # type: ignore[attr-defined]
+    defaults: dict[str, Any] = klass.__record_defaults__  # type: ignore[attr-defined]
+    factories: dict[str, Callable[[], Any]] = dict(klass.__record_factories__)  # type: ignore[attr-defined]
+    post_init = getattr(klass, "__post_init__", None)
+    # Every name the body uses is prefixed, so that no field (one named "type", say) shadows it.
+    scope: dict[str, Any] = {"_r_missing": _MISSING, "_r_klass": klass, "_r_type": type, "_r_slow": _unbound_call,
+                             "_r_names": names, "_r_set": object.__setattr__, "_r_post": post_init}
+    params, checks, fills = [], [], []
+    for i, name in enumerate(names):
+        if name in defaults:
+            scope[f"_r_default{i}"] = defaults[name]
+            params.append(f"{name}=_r_default{i}")
+            continue
+        params.append(f"{name}=_r_missing")
+        if name in required:
+            checks.append(f" or {name} is _r_missing")
+        else:
+            scope[f"_r_factory{i}"] = factories[name]
+            fills.append(f"    if {name} is _r_missing:\n        {name} = _r_factory{i}()\n")
+    given = ", ".join(names) + ("," if len(names) == 1 else "")
+    source = (
+        f"def __init__(_r_self, {''.join(p + ', ' for p in params)}*_r_args, **_r_kwargs):\n"
+        f"    if _r_args or _r_kwargs or _r_type(_r_self) is not _r_klass{''.join(checks)}:\n"
+        f"        return _r_slow(_r_self, _r_names, ({given}), _r_args, _r_kwargs)\n"
+        + "".join(fills)
+        + f"    _r_set(_r_self, '__dict__', {{{', '.join(f'{name!r}: {name}' for name in names)}}})\n"
+        + ("    _r_post(_r_self)\n" if post_init is not None else "")
+    )
+    exec(compile(source, f"<record {klass.__qualname__}>", "exec"), scope)  # the source is built above from the field names alone
+    compiled: Callable[..., None] = scope["__init__"]
+    compiled.__qualname__ = f"{klass.__qualname__}.__init__"
+    compiled.__record_init__ = True  # type: ignore[attr-defined]
+    return compiled
+
+
+def _unbound_call(self: Any, names: tuple[str, ...], values: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The call a compiled ``__init__`` could not take, made again to ``_init`` as it was given:
+    with extra positional arguments every field was given positionally; otherwise each field's
+    value, or its absence, is as the caller gave it (a default filled in is the same value)."""
+    if args:
+        _init(self, *values, *args, **kwargs)
+        return
+    _init(self, **{name: value for name, value in zip(names, values) if value is not _MISSING}, **kwargs)
 
 
 def _eq(self: Any, other: object) -> Any:
@@ -325,7 +389,9 @@ def replace(value: T, **changes: Any) -> T:
         unknown = next(name for name in changes if name not in cls.__record_name_set__)  # type: ignore[attr-defined]
         raise TypeError(f"{cls.__name__} has no field {unknown!r}")
     source = value.__dict__
-    current = {name: source[name] for name in names}
+    # A record's dict holds its fields and, when longer, values kept beside them (record.kept,
+    # caches) that the copy must work out again; their order is nobody's (fields() gives it).
+    current = source.copy() if len(source) == len(names) else {name: source[name] for name in names}
     current.update(changes)
     if not getattr(cls.__init__, "__record_init__", False):
         return cls(**current)

@@ -219,7 +219,12 @@ class ComputeCapability:
 
     @property
     def sm(self) -> str:
-        return f"sm_{self.major}{self.minor}"
+        # Kept beside the fields, as CudaVersion keeps its text: a parsed compute capability is one
+        # object per table (host/view.py), named in every GPU's findings of every host.
+        text = self.__dict__.get("_sm_cache")
+        if text is None:
+            text = self.__dict__["_sm_cache"] = f"sm_{self.major}{self.minor}"
+        return text
 
     def runs_sass_built_for(self, built: "ComputeCapability") -> bool:
         """Machine code (SASS) for sm_X.Y runs on sm_X.Z when Z >= Y: same major, not lower minor."""

@@ -331,13 +331,17 @@ def _compat_where(host: HostView) -> str:
     """Where the forward-compatibility libcuda in effect was seen, as a sentence's subject."""
     how, directory = host.forward_compat_how, host.forward_compat_directory
     place = f" in {directory}" if directory else ""
-    return {
-        "loaded": f"The libcuda.so.1 programs load{place}",
-        "LD_LIBRARY_PATH": f"A cuda-compat libcuda{place}, on LD_LIBRARY_PATH,",
-        "ld.so.conf": f"A cuda-compat libcuda{place}, in the loader's configuration (/etc/ld.so.conf.d),",
-        "image": f"The image's cuda-compat libcuda{place}",
-        "what-if": f"The cuda-compat libcuda of --forward-compat{place}",
-    }.get(how or "", f"A cuda-compat libcuda{place}")
+    # Only the sentence asked for is worded (every host's forward-compat check asks, most with nothing in effect).
+    return _COMPAT_WHERE.get(how or "", "A cuda-compat libcuda{place}").format(place=place)
+
+
+_COMPAT_WHERE = {
+    "loaded": "The libcuda.so.1 programs load{place}",
+    "LD_LIBRARY_PATH": "A cuda-compat libcuda{place}, on LD_LIBRARY_PATH,",
+    "ld.so.conf": "A cuda-compat libcuda{place}, in the loader's configuration (/etc/ld.so.conf.d),",
+    "image": "The image's cuda-compat libcuda{place}",
+    "what-if": "The cuda-compat libcuda of --forward-compat{place}",
+}
 
 
 def _upgrade_words(host: HostView, support: DriverSupport, cuda: CudaVersion) -> str:

@@ -124,7 +124,8 @@ def check_arch_for_target(ctx: CheckContext) -> list[Finding]:
     variant = built
     source = table.cite(variant.source)
     what = f"PyTorch {release.version} {variant.name}"
-    judged = [(gpu, cc, host.runs(variant, cc)) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
+    verdicts = {cc: host.runs(variant, cc) for cc in host.ccs_in_scope}  # eight identical GPUs: asked once
+    judged = [(gpu, cc, verdicts[cc]) for gpu in host.gpus_in_scope if (cc := host.cc(gpu))]
     blocked = [gpu for gpu, _, verdict in judged if verdict not in ("sass", "ptx")]
     findings = []
     for gpu, cc, verdict in judged:
@@ -466,12 +467,13 @@ def check_capabilities(ctx: CheckContext) -> list[Finding]:
         cc = host.cc(gpu)
         if cc is None:
             continue
-        if cc not in summaries:
+        summary = summaries.get(cc)
+        if summary is None:
             has = [f"{f.name} (>= {f.min_cc})" for f in table.features if cc >= f.min_cc]
             lacks = [f"{f.name} (needs >= {f.min_cc})" for f in table.features if cc < f.min_cc]
             detail = ("Has: " + ", ".join(has) + ". " if has else "") + ("Lacks: " + ", ".join(lacks) + "." if lacks else "")
-            summaries[cc] = (f", compute capability {cc}: {len(has)} of {len(table.features)} listed features", detail.strip())
-        said, detail = summaries[cc]
+            summary = summaries[cc] = (f", compute capability {cc}: {len(has)} of {len(table.features)} listed features", detail.strip())
+        said, detail = summary
         findings.append(
             Finding(
                 code="gpu-capabilities",
