@@ -1,4 +1,4 @@
-"""The fast path (cudadoctor/cli/fast.py) runs `check` and `recommend` without click, and answers
+"""The fast path (cudadoctor/cli/fast.py) runs `check`, `recommend` and `fleet` without click, and answers
 every command line exactly as the click commands do: the same parameters, or none (click's
 turn); and the same stdout, stderr and exit status when a command line is run both ways."""
 
@@ -15,11 +15,12 @@ import pytest
 
 from cudadoctor.cli import fast
 from cudadoctor.cli.check_cmd import check
+from cudadoctor.cli.fleet_cmd import fleet
 from cudadoctor.cli.recommend_cmd import recommend
 
-from helpers import REPO_ROOT, cli_environment, host
+from helpers import HOSTS, REPO_ROOT, cli_environment, host
 
-CLICK_COMMANDS = {"check": check, "recommend": recommend}
+CLICK_COMMANDS = {"check": check, "recommend": recommend, "fleet": fleet}
 H100 = host("h100-550")
 T4 = host("t4-470")
 
@@ -53,6 +54,14 @@ TAKEN = [
     ["recommend", "--image", "--wheel"],
     ["recommend", "--format", "json", "--snapshot", T4, "--torch", "2.8"],
     ["recommend", "--driver", "535.104.05", "--gpu", "T4", "--nvml-timeout", "600"],
+    ["fleet"],
+    ["fleet", "--json", "nodes.json"],
+    ["fleet", "a.json", "dir", "--torch", "2.8", "b.json"],
+    ["fleet", "--format", "html", "nodes.json"],
+    ["fleet", "--format=node-affinity", "--json", "--image", "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime", "x"],
+    ["fleet", "--kubernetes", "--context", "prod", "--selector", "nvidia.com/gpu.present=true", "--timeout", "2.5"],
+    ["fleet", "--matrix", "--plan", "--family", "pytorch", "--variant", "cu126", "--table", "t.json", "d"],
+    ["fleet", "--context", "prod", "nodes.json"],
 ]
 
 # Command lines the fast path must leave to click (help, completion, usage errors, anything unsure).
@@ -65,6 +74,14 @@ LEFT = [
     ["recommend", "--help"],
     ["probe", "--json"],
     ["fleet", "-"],
+    ["fleet", "a.json", "-"],
+    ["fleet", "--help"],
+    ["fleet", "--", "a.json"],
+    ["fleet", "--format", "xml", "a.json"],
+    ["fleet", "--image", "", "a.json"],
+    ["fleet", "--timeout", "0", "a.json"],
+    ["fleet", "", "a.json"],
+    ["fleet", "--gpu", "T4", "a.json"],
     ["table"],
     ["check", "--bogus"],
     ["check", "--jso"],
@@ -179,6 +196,18 @@ RUN_BOTH = [
     ["recommend", "--image", "--wheel"],
     ["recommend", "--format", "tag", "--wheel"],
     ["recommend", "--driver", "535.104.05", "--gpu", "T4"],
+    ["fleet", "--json", str(HOSTS)],
+    ["fleet", str(HOSTS)],
+    ["fleet", H100, T4, "--torch", "2.8", "--json"],
+    ["fleet", "--matrix", "--plan", str(HOSTS)],
+    ["fleet", "--format", "prometheus", str(HOSTS)],
+    ["fleet", "--format", "node-affinity", str(HOSTS)],
+    ["fleet"],
+    ["fleet", "--context", "prod", H100],
+    ["fleet", "--matrix", "--image", "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime", H100],
+    ["fleet", "--format", "html", "--json", H100],
+    ["fleet", "/nonexistent/nodes.json"],
+    ["fleet", "--torch", "9.9", H100],
 ]
 
 

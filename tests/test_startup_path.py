@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT, cli_environment
+from helpers import HOSTS, REPO_ROOT, cli_environment
 
 WHAT_IF = ("--driver", "535.104.05", "--gpu", "T4")
 
@@ -112,6 +112,13 @@ def test_a_probing_check_imports_nvidia_ml_py_only_in_its_child(fake_nvml_env) -
     loaded = {name.split(".")[0] for name in modules}
     assert loaded & NOT_ON_THE_CHECK_PATH == set()
     assert "cudadoctor.probe.nvml" in modules  # the watchdog that forks the child
+
+
+def test_a_fleet_report_as_json_imports_no_front_end(fake_nvml_env) -> None:
+    modules = imported_modules(("fleet", "--json", str(HOSTS)), fake_nvml_env())
+    loaded = {name.split(".")[0] for name in modules}
+    assert loaded & NOT_ON_THE_CHECK_PATH == set(), sorted(m for m in modules if m.split(".")[0] in NOT_ON_THE_CHECK_PATH)
+    assert "cudadoctor.cli.fleet_run" in modules and "cudadoctor.cli.fleet_cmd" not in modules
 
 
 def test_the_import_list_sees_click_where_the_click_path_runs(fake_nvml_env) -> None:

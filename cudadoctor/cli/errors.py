@@ -67,3 +67,15 @@ class InputError(Exception):
 
     def show(self, file: Any = None) -> None:
         say_error(f"error: {self.format_message()}")
+
+
+class UsageProblem(Exception):
+    """A command line click would refuse for its combination of options (say, --context without
+    --kubernetes), raised by a command's click-free body: click says it as its usage error, the
+    fast path in the same words (``usage_line``)."""
+
+
+def usage_line(command: str, message: str) -> str:
+    """What cli/group.py's main prints for a click usage error inside ``command``."""
+    where = f" (see `cudadoctor {command} --help`)"
+    return f"error: {shorter(message, where)}{where}"

@@ -1,19 +1,20 @@
-"""The fast path: `check` and `recommend` command lines run without importing click.
+"""The fast path: `check`, `recommend` and `fleet` command lines run without importing click.
 
 click costs about as much to import as the rest of a `check --json` (docs/performance.md), and
 the common command lines need none of it: no help, no completion, no usage error. This module
 reads such a command line itself, with the same options as the click commands (cli/check_cmd.py,
-cli/recommend_cmd.py) and the same values click would pass (the same parameter names, defaults,
-tuples for repeatable options, floats for seconds), and runs the same click-free body
-(cli/check_run.py, cli/recommend_run.py) with the same error handling as cli/group.py's ``main``.
+cli/recommend_cmd.py, cli/fleet_cmd.py) and the same values click would pass (the same parameter
+names, defaults, tuples for repeatable options and for fleet's sources, floats for seconds), and
+runs the same click-free body (cli/check_run.py, cli/recommend_run.py, cli/fleet_run.py) with the
+same error handling as cli/group.py's ``main``.
 
 It takes a command line only when it is sure click would take it the same way; anything else
 (``--help``, ``--version``, shell completion, an option it does not know, a missing or empty
 value, a value that starts with ``-``, a number out of range, ``--``, a bundled short option, an
-argument) returns None, and the caller hands the command line to click, which answers as it
-always has. tests/test_fast_path.py holds this to click: the same parameters for a corpus of
-command lines, and the same stdout, stderr and exit status when both run them.
-"""
+argument to a command that takes none, ``-`` as fleet's standard input) returns None, and the
+caller hands the command line to click, which answers as it always has. tests/test_fast_path.py
+holds this to click: the same parameters for a corpus of command lines, and the same stdout,
+stderr and exit status when both run them."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..model.topology import MAX_GPUS_PER_JOB
-from .errors import EXIT_FAIL, say_error, say_internal_error
+from .errors import EXIT_FAIL, EXIT_USAGE, say_error, say_internal_error
 
 # Option kinds (what click's type and callback make of the value).
 FLAG = "flag"  # is_flag=True: True when given
@@ -104,7 +105,24 @@ RECOMMEND_OPTIONS = _options(
     Option(("--format",), "fmt", CHOICE, "text", choices=("text", "json", "tag", "index-url")),
 )
 
-COMMAND_OPTIONS: Mapping[str, Mapping[str, Option]] = {"check": CHECK_OPTIONS, "recommend": RECOMMEND_OPTIONS}
+FLEET_OPTIONS = _options(
+    *_TARGET,
+    Option(("--variant",), "variant", NON_EMPTY),
+    Option(("--image",), "image", NON_EMPTY),
+    *_TABLE,
+    Option(("--kubernetes",), "live", FLAG),
+    Option(("--context",), "context", NON_EMPTY),
+    Option(("--selector",), "selector", NON_EMPTY),
+    Option(("--timeout",), "timeout", SECONDS, 10.0, 0.1, 600),
+    Option(("--format",), "output_format", CHOICE, "report", choices=("report", "node-affinity", "prometheus", "html")),
+    Option(("--matrix",), "matrix", FLAG),
+    Option(("--plan",), "plan", FLAG),
+    Option(("--json",), "as_json", FLAG),
+)
+
+COMMAND_OPTIONS: Mapping[str, Mapping[str, Option]] = {"check": CHECK_OPTIONS, "recommend": RECOMMEND_OPTIONS, "fleet": FLEET_OPTIONS}
+# A command's arguments (click.argument, nargs=-1): the parameter they are passed as, a tuple.
+COMMAND_ARGUMENTS: Mapping[str, str] = {"fleet": "sources"}
 
 
 def _value(option: Option, text: str) -> Any:
@@ -143,6 +161,9 @@ def parse(argv: Sequence[str]) -> Optional[tuple[str, dict[str, Any]]]:
     if spec is None:
         return None
     params: dict[str, Any] = {}
+    arguments = COMMAND_ARGUMENTS.get(command)
+    if arguments is not None:
+        params[arguments] = ()
     for row in spec.values():
         params[row.dest] = row.initial()
     texts: dict[str, str] = {}  # the last text of each option that takes one (click: the last wins)
@@ -150,8 +171,11 @@ def parse(argv: Sequence[str]) -> Optional[tuple[str, dict[str, Any]]]:
     while i < len(args):
         token = args[i]
         i += 1
+        if isinstance(token, str) and arguments is not None and token and not token.startswith("-"):
+            params[arguments] = params[arguments] + (token,)
+            continue
         if not isinstance(token, str) or not token.startswith("-") or token == "-" or token == "--":
-            return None  # an argument, `-` or `--`: click's to judge
+            return None  # an argument the command takes none of, `-` or `--`: click's to judge
         name, equals, given = token.partition("=") if token.startswith("--") else (token, "", "")
         option = spec.get(name)
         if option is None:
@@ -186,6 +210,10 @@ def _runner(command: str) -> Callable[[Mapping[str, Any]], int]:
         from .check_run import run_check
 
         return run_check
+    if command == "fleet":
+        from .fleet_run import run_fleet
+
+        return run_fleet
     from .recommend_run import run_recommend
 
     return run_recommend
@@ -207,10 +235,13 @@ def run(argv: Sequence[str], process: bool = False) -> Optional[int]:
 
     command, params = parsed
     prepare_streams()
-    from .errors import InputError
+    from .errors import InputError, UsageProblem, usage_line
 
     try:
         return _runner(command)(params)
+    except UsageProblem as exc:  # as click says its usage errors (cli/group.py main)
+        say_error(usage_line(command, str(exc)))
+        return EXIT_USAGE
     except InputError as exc:
         exc.show()
         return exc.exit_code
