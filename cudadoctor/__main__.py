@@ -14,7 +14,7 @@ def run() -> None:
     from .cli import bundle
 
     bundle.install()
-    # The common command lines (check, recommend) run without click (cli/fast.py); any other, or
+    # The common command lines (check, recommend, fleet) run without click (cli/fast.py); any other, or
     # one the fast path is not sure of, goes to the click group, as before.
     from .cli.fast import run as run_fast
 

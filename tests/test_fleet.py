@@ -420,7 +420,7 @@ def test_snapshots_without_a_gpus_key_share_a_kind_with_the_codecs_facts(strict)
     kinds = set()
     for name in ("a", "b"):
         data = _named(base, hostname=name)
-        facts, kind = cache.decode(data, strict)
+        facts, kind = cache.decode(data, _decoded_by_msgspec=strict)
         assert facts == snapshot_from_dict(data)
         kinds.add(id(kind))
     assert len(kinds) == 1

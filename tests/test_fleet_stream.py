@@ -284,3 +284,36 @@ def test_the_json_files_under_a_directory_are_named_as_os_path_join_names_them_s
     assert found == [os.path.join(top, "a.json"), os.path.join(top, "a", "z.json"),
                      os.path.join(top, "b", "1.json"), os.path.join(top, "b", "2.json")]
     assert problems == []
+
+
+def test_a_snapshot_nested_deeper_than_its_key_encodes_is_one_source_error() -> None:
+    from cudadoctor.fleet.sources import SnapshotCache, snapshot_host
+
+    data = json.loads((HOSTS / "h100-550.json").read_text())
+    deep: list[Any] = []
+    for _ in range(5000):
+        deep = [deep]
+    data["host"]["extra"] = deep
+    with pytest.raises(SourceError, match="nested too deeply"):
+        snapshot_host(data, "deep.json", "deep", SnapshotCache())
+
+
+def test_a_source_file_on_a_file_system_that_honours_non_blocking_is_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from cudadoctor.app import loader
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b"0123456789")
+    real_read, refused = os.read, []
+
+    def read_once_refused(fd: int, size: int) -> bytes:
+        if not refused:
+            refused.append(fd)
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_read(fd, size)
+
+    monkeypatch.setattr(loader.os, "read", read_once_refused)
+    assert loader.read_user_bytes(str(path), "fleet source", SourceError, 100) == b"0123456789" and refused

@@ -289,3 +289,15 @@ def test_replace_copies_the_fields_and_drops_what_was_kept_beside_them():
     assert (str(moved), moved, hash(moved)) == ("12.8", CudaVersion((12, 8)), hash(CudaVersion((12, 8))))
     point = Point(1, 2)
     assert replace(point, y=3).__dict__ == {"x": 1, "y": 3, "tags": (), "seen": []}
+
+
+@pytest.mark.parametrize("name", ["class", "_r_self", "_r_set", "a-b"])
+def test_a_class_whose_field_names_cannot_be_parameters_keeps_the_generic_init(name):
+    from cudadoctor.model import record as record_module
+
+    odd = record(type("Odd", (), {"__annotations__": {name: int, "other": int}, "__module__": __name__}))
+    generic = odd.__init__
+    for i in range(record_module._COMPILE_AFTER + 5):
+        built = odd(**{name: i, "other": 1})
+    assert odd.__init__ is generic
+    assert getattr(built, name) == record_module._COMPILE_AFTER + 4 and built.other == 1

@@ -86,6 +86,16 @@ def open_user_file(path: str, what: str, error: type[Exception]) -> BinaryIO:
 _READ_ON_BYTES = 64 * 1024  # each read past a file's size (a small allocation)
 
 
+def _read(fd: int, size: int) -> bytes:
+    """os.read on a descriptor opened without blocking: a local regular file ignores the flag, a
+    file system that does not (FUSE, some network ones) is read again once it is set blocking."""
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        os.set_blocking(fd, True)
+        return os.read(fd, size)
+
+
 def read_user_bytes(path: str, what: str, error: type[Exception], limit: int) -> Union[bytes, BinaryIO]:
     """The bytes of a file of at most ``limit`` bytes; a larger one (or one that grew past
     ``limit`` while it was read) opened as ``open_user_file`` opens it, at its start, for the
@@ -99,10 +109,10 @@ def read_user_bytes(path: str, what: str, error: type[Exception], limit: int) ->
         if info.st_size <= limit:
             # A regular file reads the same without blocking (O_NONBLOCK leaves its reads alone).
             # Asked for its size and one byte more, not for the bound: os.read(n) allocates n.
-            chunks = [os.read(fd, info.st_size + 1)]
+            chunks = [_read(fd, info.st_size + 1)]
             read = len(chunks[0])
             while read <= limit:  # on to its end: it may have grown (or a read come short)
-                more = os.read(fd, min(limit + 1 - read, _READ_ON_BYTES))
+                more = _read(fd, min(limit + 1 - read, _READ_ON_BYTES))
                 if not more:
                     return b"".join(chunks)  # one chunk: itself, not a copy
                 chunks.append(more)

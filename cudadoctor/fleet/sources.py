@@ -214,9 +214,11 @@ class SnapshotCache:
             buses = [gpu.pop("pci_bus_id", None) for gpu in stripped]
         return (self._encode_strict(rest) if strict else self._encode(rest)), names, uuids, buses
 
-    def decode(self, data: Any, strict: bool = False) -> tuple[HostFacts, HostFacts]:
-        """(the snapshot's facts, the same without identities: shared by its kind). ``strict``:
-        the document was decoded by msgspec, so it holds no NaN, infinity or lone surrogate."""
+    def decode(self, data: Any, *, _decoded_by_msgspec: bool = False) -> tuple[HostFacts, HostFacts]:
+        """(the snapshot's facts, the same without identities: shared by its kind).
+        ``_decoded_by_msgspec`` (this module's own, never a caller's: a json-decoded document may
+        hold NaN) says the document holds no NaN, infinity or lone surrogate."""
+        strict = _decoded_by_msgspec
         host = data.get("host") if isinstance(data, dict) else None
         if not isinstance(host, dict) or data.get("kind") != SNAPSHOT_KIND or data.get("schema") != SNAPSHOT_SCHEMA:
             facts = snapshot_from_dict(data)  # raises: its message says what is wrong
@@ -250,24 +252,26 @@ class SnapshotCache:
 
 
 def snapshot_host(
-    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, *, _decoded_by_msgspec: bool = False
 ) -> FleetHost:
     try:
-        facts, kind = (cache or SnapshotCache()).decode(data, strict)
+        facts, kind = (cache or SnapshotCache()).decode(data, _decoded_by_msgspec=_decoded_by_msgspec)
     except SnapshotError as exc:
         raise SourceError(f"{where}: {exc}") from None
+    except RecursionError:  # a value nested deeper than the codec (or the cache's key) reads
+        raise SourceError(f"{where}: nested too deeply") from None
     return FleetHost(facts.hostname or fallback_name, where, SNAPSHOT, facts, kind)
 
 
 def hosts_in(
-    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, strict: bool = False
+    data: Any, where: str, fallback_name: str, cache: Optional[SnapshotCache] = None, *, _decoded_by_msgspec: bool = False
 ) -> Iterator[Item]:
-    """The hosts of one parsed document (``strict``: decoded by msgspec, see SnapshotCache.decode).
+    """The hosts of one parsed document (``_decoded_by_msgspec``, this module's own: see SnapshotCache.decode).
     A bad node inside a list is one SourceProblem (the others still count); a document that is
     none of the known kinds raises SourceError."""
     kind = kind_of(data)
     if kind == "snapshot":
-        yield snapshot_host(data, where, fallback_name, cache, strict)
+        yield snapshot_host(data, where, fallback_name, cache, _decoded_by_msgspec=_decoded_by_msgspec)
     elif kind == "node":
         yield node_host(data, where)
     elif kind == "node-list":
@@ -562,7 +566,7 @@ def decode_hosts(
             return
         parsed = _small_document(data)
         if parsed is not _UNSURE:
-            yield from hosts_in(parsed, where, fallback_name, cache, strict=True)
+            yield from hosts_in(parsed, where, fallback_name, cache, _decoded_by_msgspec=True)
             return
     # More than one window given whole is streamed as a file is, node by node: its words, its memory.
     window = _Window(_Chunks(source) if isinstance(source, bytes) and len(source) > _CHUNK_BYTES else source, where)

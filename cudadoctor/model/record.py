@@ -15,6 +15,7 @@ a hundred times in one process (the fleet's findings, say) gets an ``__init__`` 
 
 from __future__ import annotations
 
+import keyword
 import sys
 from operator import attrgetter
 from typing import Any, Callable, Generic, Optional, TypeVar, overload
@@ -112,8 +113,12 @@ def _class_init(klass: type) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         nonlocal built
         built += 1
-        if built == _COMPILE_AFTER and klass.__dict__.get("__init__") is __init__:
-            klass.__init__ = _compiled_init(klass)  # type: ignore[misc]  # the next ones are built by it
+        if built >= _COMPILE_AFTER and klass.__dict__.get("__init__") is __init__:  # >=: threads may race past it
+            compiled = _compiled_init(klass)
+            if compiled is not None:
+                klass.__init__ = compiled  # type: ignore[misc]  # the next ones are built by it
+            else:
+                built = -(1 << 62)  # field names Python cannot take as parameters: the generic one stays
         count = len(args)
         if type(self) is not klass or count > width or (args and kwargs and not kwargs.keys().isdisjoint(names[:count])):
             _init(self, *args, **kwargs)
@@ -149,19 +154,25 @@ def _class_init(klass: type) -> Callable[..., None]:
 _COMPILE_AFTER = 100
 
 
-def _compiled_init(klass: type) -> Callable[..., None]:
+def _compiled_init(klass: type) -> Optional[Callable[..., None]]:
     """The ``__init__`` of one record class as Python would write it: a parameter per field, so
     the call binds them in C, and one dict display for the instance; about half the cost of the
     generic one. A call it cannot bind as the class's own (a missing or unknown field, too many
-    arguments, a subclass that is not itself a record) goes to ``_init``, which words the errors."""
+    arguments, a subclass that is not itself a record) goes to ``_init``, which words the errors;
+    a call Python refuses while binding it (a field given twice, positionally and by name) is
+    worded by Python, naming ``Class.__init__`` where the generic one says ``Class()``. None when a
+    field's name cannot be a parameter (a keyword, not an identifier, or the body's own ``_r_``)."""
     names: tuple[str, ...] = klass.__record_names__  # type: ignore[attr-defined]
+    if not all(name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_r_") for name in names):
+        return None
     required: frozenset[str] = klass.__record_required__  # type: ignore[attr-defined]
     defaults: dict[str, Any] = klass.__record_defaults__  # type: ignore[attr-defined]
     factories: dict[str, Callable[[], Any]] = dict(klass.__record_factories__)  # type: ignore[attr-defined]
     post_init = getattr(klass, "__post_init__", None)
     # Every name the body uses is prefixed, so that no field (one named "type", say) shadows it.
     scope: dict[str, Any] = {"_r_missing": _MISSING, "_r_klass": klass, "_r_type": type, "_r_slow": _unbound_call,
-                             "_r_names": names, "_r_set": object.__setattr__, "_r_post": post_init}
+                             "_r_names": names, "_r_set": object.__setattr__, "_r_post": post_init,
+                             "__name__": klass.__module__}
     params, checks, fills = [], [], []
     for i, name in enumerate(names):
         if name in defaults:
