@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Mapping, Optional, Union
 
+from ..app.loader import json_files_under, read_user_bytes
+from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, SnapshotCache, SourceError, SourceProblem, decode_hosts, node_host
 from .errors import InputError, UsageProblem, say_warning
 from .inputs import emit_json, emit_json_members, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 
@@ -15,7 +17,6 @@ if TYPE_CHECKING:
     from ..fleet.judge import FleetResult
     from ..fleet.matrix import Matrix
     from ..fleet.plan import UpgradePlan
-    from ..fleet.sources import FleetHost, SnapshotCache, SourceProblem
 
 
 def _stdin_stream() -> BinaryIO:
@@ -32,8 +33,6 @@ def _hosts_of_stream(
 ) -> None:
     """Every host of one document, read as it streams (fleet/sources.py decode_hosts: a node list's
     memory is its nodes' facts, not the document's size)."""
-    from ..fleet.sources import FleetHost, decode_hosts
-
     for item in decode_hosts(source, where, fallback, cache):
         (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
 
@@ -42,14 +41,7 @@ def _hosts_of_files(
     paths: list[str], named: bool, hosts: list["FleetHost"], problems: list["SourceProblem"], cache: "SnapshotCache"
 ) -> None:
     """Every host of every file. A file that cannot be read is one problem and the rest are read;
-    one the user named (``named``) is an InputError. (Imported once: a directory may hold 10 000.)"""
-    from ..app.loader import read_user_bytes
-    from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, Item, SourceError, SourceProblem, decode_hosts
-
-    def collect(items: Iterator[Item]) -> None:
-        for item in items:
-            (hosts if isinstance(item, FleetHost) else problems).append(item)  # type: ignore[arg-type]
-
+    one the user named (``named``) is an InputError."""
     for path in paths:
         try:
             # A file of a size a fleet's facts dwarf anyway is read whole: a node list is then
@@ -59,10 +51,10 @@ def _hosts_of_files(
             except OSError as exc:
                 raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
             if isinstance(source, bytes):
-                collect(decode_hosts(source, path, _fallback_name(path), cache))
+                _hosts_of_stream(source, path, _fallback_name(path), hosts, problems, cache)
             else:
                 with source:
-                    collect(decode_hosts(source, path, _fallback_name(path), cache))
+                    _hosts_of_stream(source, path, _fallback_name(path), hosts, problems, cache)
         except SourceError as exc:
             if named:
                 raise InputError(str(exc)) from None
@@ -77,9 +69,6 @@ def _fallback_name(path: str) -> str:
 def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["SourceProblem"]]:
     """Every host of every source. A named file that cannot be read is an InputError; inside a
     directory (or a node list) a bad entry is one problem and the rest are still read."""
-    from ..fleet.sources import SnapshotCache, SourceError, SourceProblem
-    from ..app.loader import json_files_under
-
     cache = SnapshotCache()
 
     hosts: list[FleetHost] = []
@@ -102,7 +91,6 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
 
 
 def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: float) -> list["FleetHost"]:
-    from ..fleet.sources import SourceError, node_host
     from ..probe.kube import KubeError, iter_nodes
 
     hosts: list[FleetHost] = []

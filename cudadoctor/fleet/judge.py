@@ -227,7 +227,7 @@ class _Rests:
         """verdict_key(kind, request), its driver's version taken out."""
         memo = self.ranked.get(id(kind.gpus))
         if memo is None:
-            gpus = verdict_key(replace(kind, driver=DriverFacts()), self.request).gpus
+            gpus = verdict_key(kind, self.request).gpus  # the key's GPUs depend on the GPUs alone
             gpus = self.gpus.setdefault(gpus, gpus)  # hosts whose GPUs differ only in memory size rank alike
             memo = self.ranked[id(kind.gpus)] = (kind.gpus, gpus)
         gpus = memo[1]

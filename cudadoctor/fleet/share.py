@@ -66,20 +66,6 @@ def _leaves(value: Any, skip: tuple[str, ...] = (), seen: Optional[set[int]] = N
             yield from _leaves(item, skip, seen)
 
 
-def _records(value: Any) -> Iterator[Any]:
-    """``value`` and every record inside it."""
-    if is_record(value):
-        yield value
-        for f in fields(value):
-            yield from _records(getattr(value, f.name))
-    elif isinstance(value, (tuple, list, frozenset, set)):
-        for item in value:
-            yield from _records(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _records(item)
-
-
 def table_drivers(table: CompatTable) -> tuple[tuple[int, ...], ...]:
     """The table's driver versions, sorted, each padded to one width (worked out once per table)."""
     memo = table.memo("fleet.share")
@@ -118,12 +104,12 @@ def driver_class(raw: str, drivers: tuple[tuple[int, ...], ...]) -> Optional[tup
 _DRIVER_LIKE = re.compile(r"\d{3,}\.\d")  # a driver branch and its minor: 550.54, libcuda.so.550.54.15
 
 
-def quotes_no_driver(rest: HostFacts) -> bool:
-    """The facts (their driver's version taken out) hold no other driver version: no kernel
-    module's, libcuda's or NVML library's version, no versioned library name. A check compares the
-    driver with those too (a module that does not match its library), so a host that carries one
-    has a threshold of its own and is judged alone."""
-    return not any(type(leaf) is str and _DRIVER_LIKE.search(leaf) for leaf in _leaves(rest))
+def quotes_no_driver(value: Any) -> bool:
+    """The value (a host's facts, their driver's version taken out, or one of their fields) holds
+    no other driver version: no kernel module's, libcuda's or NVML library's version, no versioned
+    library name. A check compares the driver with those too (a module that does not match its
+    library), so a host that carries one has a threshold of its own and is judged alone."""
+    return not any(type(leaf) is str and _DRIVER_LIKE.search(leaf) for leaf in _leaves(value))
 
 
 def _shareable(request: Request) -> bool:
@@ -270,21 +256,18 @@ class SharedChecks:
 
     def hold_inert(self, value: Any) -> None:
         """A record every class's result may hold as it is (the fleet's stand-in for a finding that
-        passes). Where it holds no host's facts and no driver version, its texts are kept joined
-        once, so that a class's rewrite asks one question of it (do they hold its driver?) instead
-        of walking it."""
-        if any(isinstance(part, HostFacts) for part in _records(value)):
-            return
-        leaves = list(_leaves(value))
-        if not any(isinstance(leaf, DriverVersion) for leaf in leaves):
-            self.inert[id(value)] = (value, "\0".join(leaf for leaf in leaves if type(leaf) is str))
+        passes): its texts, and the text of any driver version in it, kept joined once, so that a
+        class's rewrite asks one question of it (do they hold its driver?) instead of walking it.
+        A host's facts in it hold their driver's text, so the class they are the facts of walks it."""
+        texts = (leaf.raw if isinstance(leaf, DriverVersion) else leaf for leaf in _leaves(value))
+        self.inert[id(value)] = (value, "\0".join(text for text in texts if type(text) is str))
 
     def _plain_part(self, value: Any) -> bool:
         """quotes_no_driver of one field of a host's facts, once per object: hosts of one GPU set or
         platform share those objects (fleet/judge.py _Rests)."""
         known = self.plain_parts.get(id(value))
         if known is None:
-            known = self.plain_parts[id(value)] = (value, not any(type(leaf) is str and _DRIVER_LIKE.search(leaf) for leaf in _leaves(value)))
+            known = self.plain_parts[id(value)] = (value, quotes_no_driver(value))
         return known[1]
 
     def get(self, key: Optional[object], facts: HostFacts) -> Optional[tuple[CheckResult, Optional[Answer]]]:
