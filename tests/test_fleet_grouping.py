@@ -110,3 +110,27 @@ def test_a_job_of_gpus_with_different_memory_stays_apart_from_one_of_equal_memor
     fleet = judge_fleet(hosts, TABLE, resolve_request(TABLE))
     assert len(fleet.groups) == 2
     assert SNAPSHOT in {h.origin for h in fleet.hosts}
+
+
+def _reach(fleet: Any) -> dict[tuple[Any, Any], tuple[int, int, frozenset[str]]]:
+    """Each wheel build's reach: (hosts it runs on, of them under minor-version compatibility,
+    the hosts it leaves out)."""
+    return {
+        (c.torch, c.variant): (c.hosts, c.minor_compat_hosts, frozenset(h for left in c.left_out for h in left.hosts))
+        for c in fleet.candidates
+    }
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hosts=fleets())
+def test_each_builds_reach_over_a_fleet_is_the_sum_of_its_reach_over_each_host_alone(hosts: list[FleetHost]) -> None:
+    # Hosts of one GPU model on drivers of different tiers are judged once per build only where
+    # every build reads them alike: a build never reaches a host it would not reach alone.
+    request = resolve_request(TABLE)
+    together = _reach(judge_fleet(hosts, TABLE, request))
+    alone = [_reach(judge_fleet([host], TABLE, request)) for host in hosts]
+    assert set(together) == set().union(*alone)
+    for build, (runs, minor, left) in together.items():
+        assert runs == sum(a[build][0] for a in alone if build in a), build
+        assert minor == sum(a[build][1] for a in alone if build in a), build
+        assert left == frozenset().union(*(a[build][2] for a in alone if build in a)), build

@@ -342,10 +342,44 @@ def _build_key(view: HostView, cudas: Sequence[CudaVersion]) -> BuildKey:
     scope as the builds see them (model name and compute capability). Groups with equal keys are
     judged once per build: 10 000 kinds of node on a few dozen drivers' tiers cost a few hundred
     judgements per build, not 10 000."""
-    names = tuple(sorted({(gpu.name or "unknown model", str(cc)) for gpu in view.gpus_in_scope if (cc := view.cc(gpu)) is not None}))
-    return (view.platform, view.nvml_ok, view.ccs_in_scope, names, tuple(view.support(cuda).tier for cuda in cudas))
+    key = _BuildReads(view, cudas).key(cudas)
+    assert key is not None  # every one of ``cudas`` was read
+    return key
 
 
+class _BuildReads:
+    """What _build_key reads of a host's view, taken while the check's view is alive (a fleet
+    drops each view once its host is judged, and building it again for the candidates was a
+    seventh of a varied fleet's judging): the key for any of ``cudas``, in their order."""
+
+    __slots__ = ("head", "tiers")
+
+    def __init__(self, view: HostView, cudas: Iterable[CudaVersion]):
+        names = tuple(sorted({(gpu.name or "unknown model", str(cc)) for gpu in view.gpus_in_scope if (cc := view.cc(gpu)) is not None}))
+        self.head = (view.platform, view.nvml_ok, view.ccs_in_scope, names)
+        self.tiers = {cuda: view.support(cuda).tier for cuda in cudas}
+
+    def key(self, cudas: Sequence[CudaVersion]) -> Optional[BuildKey]:
+        """The key for these CUDA versions; None when one of them was not read."""
+        tiers = self.tiers
+        if not all(cuda in tiers for cuda in cudas):
+            return None
+        return (*self.head, tuple(tiers[cuda] for cuda in cudas))
+
+
+def table_cudas(table: CompatTable) -> tuple[CudaVersion, ...]:
+    """Every CUDA version (major.minor) the table's wheel builds use, once per table: any
+    releases' candidates read the tiers of some of these."""
+    memo = table.memo("fleet.judge")
+    cudas = memo.get("cudas")
+    if cudas is None:
+        cudas = memo["cudas"] = tuple(dict.fromkeys(v.cuda.major_minor for r in table.pytorch_releases for v in r.variants))
+    return cudas
+
+
+# A fleet's judged groups' _BuildReads: by class (fleet/share.py key), else by id of the facts
+# judged (with those facts, so an id is checked to be theirs).
+BuildReadsOf = dict[object, tuple[object, "_BuildReads"]]
 Reason = tuple[tuple[str, ...], Optional[str]]  # (the codes that say why a build leaves hosts out, the fix)
 
 
@@ -363,9 +397,13 @@ class _Bucket:
         self.broken = broken  # a failure no build avoids: left out by every build, for this reason
 
 
-def _buckets(groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion]) -> list[_Bucket]:
+def _buckets(
+    groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion], reads: Optional["BuildReadsOf"] = None
+) -> list[_Bucket]:
     """The groups in buckets; a view that is not its bucket's first is dropped once its key is
-    known (only the first is judged: with 10 000 kinds, their memos were most of the peak)."""
+    known (only the first is judged: with 10 000 kinds, their memos were most of the peak).
+    ``reads``: what each judged group's check saw (_judge_fleet), where it was kept."""
+    reads = reads if reads is not None else {}
     buckets: dict[object, _Bucket] = {}
     # Groups that share a check (fleet/share.py) read alike to every build: their key is worked out once.
     keys_of_shared: dict[object, object] = {}
@@ -379,7 +417,11 @@ def _buckets(groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[Cu
             reason = None
             known = keys_of_shared.get(group.shared) if group.shared is not None else None
             if known is None:
-                known = _build_key(HostView.of(group.facts, table), cudas)
+                # a class's by its key; a group judged alone's by its facts, checked to be the same object
+                read = reads.get(group.shared) if group.shared is not None else reads.get(id(group.facts))
+                known = read[1].key(cudas) if read is not None and (group.shared is not None or read[0] is group.facts) else None
+                if known is None:
+                    known = _build_key(HostView.of(group.facts, table), cudas)
                 if group.shared is not None:
                     keys_of_shared[group.shared] = known
                 HostView.forget(group.facts)
@@ -437,8 +479,8 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
 class _Reach:
     """How far a family's candidates reach over the fleet's groups (doctor/family.CandidateReach)."""
 
-    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request):
-        self.groups, self.table, self.request = groups, table, request
+    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request, reads: Optional["BuildReadsOf"] = None):
+        self.groups, self.table, self.request, self.reads = groups, table, request, reads
 
     def wheel_builds(self, releases: Sequence[PytorchRelease]) -> list[Coverage]:
         """Every wheel build of ``releases``, as each group's own check judges wheels, with the
@@ -448,7 +490,7 @@ class _Reach:
         from ..recommend import considered
 
         cudas = tuple(dict.fromkeys(variant.cuda.major_minor for release in releases for variant in release.variants))
-        buckets = _buckets(self.groups, self.table, cudas)
+        buckets = _buckets(self.groups, self.table, cudas, self.reads)
         ranked: list[tuple[Coverage, PytorchRelease]] = []
         for release in releases:
             for name in considered(release, self.request.family.wheel_family, images=False):
@@ -532,6 +574,9 @@ def _judge_fleet(
     groups = []
     shared = SharedChecks(table, request) if image is None else None
     kept = _Kept(shared)
+    # Wheel builds' candidates read each judged host's driver tiers: kept while its view lives.
+    reads: Optional[BuildReadsOf] = {} if request.family.offers_wheels and request.image is None and request.variant is None else None
+    cudas = table_cudas(table) if reads is not None else ()
     for kind in _kinds(hosts, request):
         facts, missing, members = kind.facts, kind.missing, tuple(kind.hosts)
         if facts is None:
@@ -544,6 +589,8 @@ def _judge_fleet(
             continue
         result = check(facts, table, request, image=image)
         answer = decide(result, table)
+        if reads is not None:
+            reads.setdefault(share if share is not None else id(facts), (facts, _BuildReads(HostView.of(facts, table), cudas)))
         HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
         judged = kept(result)
@@ -557,7 +604,7 @@ def _judge_fleet(
         if request.image is not None or request.variant is not None:
             candidates.append(_fixed_target(groups, table, request))
         else:  # the family's own candidates: every wheel build, or every NGC month
-            candidates.extend(request.family.candidates(table, request, _Reach(groups, table, request)))
+            candidates.extend(request.family.candidates(table, request, _Reach(groups, table, request, reads)))
     for group in groups:  # the views (and their memos) were for judging: the result keeps what it says
         if group.facts is not None:
             HostView.forget(group.facts)
