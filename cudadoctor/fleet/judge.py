@@ -354,10 +354,10 @@ class _BuildReads:
 
     __slots__ = ("head", "tiers")
 
-    def __init__(self, view: HostView, cudas: Iterable[CudaVersion]):
+    def __init__(self, view: HostView, cudas: Iterable[CudaVersion], tiers: Optional[dict[CudaVersion, str]] = None):
         names = tuple(sorted({(gpu.name or "unknown model", str(cc)) for gpu in view.gpus_in_scope if (cc := view.cc(gpu)) is not None}))
         self.head = (view.platform, view.nvml_ok, view.ccs_in_scope, names)
-        self.tiers = {cuda: view.support(cuda).tier for cuda in cudas}
+        self.tiers = tiers if tiers is not None else {cuda: view.support(cuda).tier for cuda in cudas}
 
     def key(self, cudas: Sequence[CudaVersion]) -> Optional[BuildKey]:
         """The key for these CUDA versions; None when one of them was not read."""
@@ -577,6 +577,7 @@ def _judge_fleet(
     # Wheel builds' candidates read each judged host's driver tiers: kept while its view lives.
     reads: Optional[BuildReadsOf] = {} if request.family.offers_wheels and request.image is None and request.variant is None else None
     cudas = table_cudas(table) if reads is not None else ()
+    tiers_of: dict[object, dict[CudaVersion, str]] = {}
     for kind in _kinds(hosts, request):
         facts, missing, members = kind.facts, kind.missing, tuple(kind.hosts)
         if facts is None:
@@ -589,8 +590,18 @@ def _judge_fleet(
             continue
         result = check(facts, table, request, image=image)
         answer = decide(result, table)
-        if reads is not None:
-            reads.setdefault(share if share is not None else id(facts), (facts, _BuildReads(HostView.of(facts, table), cudas)))
+        if reads is not None and (share if share is not None else id(facts)) not in reads:
+            view = HostView.of(facts, table)
+            tiers = None
+            # A driver's tiers are its place among the table's driver versions (the class shares
+            # that) with what NVML says it supports: asked once per such pair, not once per class.
+            where = shared.driver_position(share) if shared is not None and view.forward_compat_cuda is None else None
+            if where is not None:
+                tiers_key = (where, view.driver_cuda, view.nvml_cuda)
+                tiers = tiers_of.get(tiers_key)
+                if tiers is None:
+                    tiers = tiers_of[tiers_key] = {cuda: view.support(cuda).tier for cuda in cudas}
+            reads[share if share is not None else id(facts)] = (facts, _BuildReads(view, cudas, tiers))
         HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
         judged = kept(result)

@@ -254,6 +254,13 @@ class SharedChecks:
         found = driver_class(raw, self.drivers) if plain else None
         return (id(rest), found) if found is not None else None
 
+    @staticmethod
+    def driver_position(key: Optional[object]) -> Optional[object]:
+        """Where a class's drivers sit among the table's versions (driver_class), of its ``key``:
+        every driver decision compares the driver with those versions, so drivers that sit alike
+        get the same support tier for every CUDA where NVML says the same. None for no class."""
+        return key[1] if isinstance(key, tuple) else None
+
     def hold_inert(self, value: Any) -> None:
         """A record every class's result may hold as it is (the fleet's stand-in for a finding that
         passes): its texts, and the text of any driver version in it, kept joined once, so that a
