@@ -145,7 +145,12 @@ class FleetResult:
 
     @property
     def summary(self) -> dict[str, int]:
-        return {v: self.count(v) for v in VERDICTS}
+        counts = dict.fromkeys(VERDICTS, 0)  # one pass over the groups (10 000 of a varied fleet)
+        for group in self.groups:
+            verdict = group.verdict
+            if verdict in counts:
+                counts[verdict] += len(group.hosts)
+        return counts
 
     def exit_status(self) -> int:
         return 1 if self.count(FAIL) else 0
