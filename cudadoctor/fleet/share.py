@@ -182,8 +182,9 @@ class _Swapper:
             parts = []
             for name in record_fields:
                 item = getattr(value, name)
-                # Most fields are text that does not quote the driver, or a scalar: decided here, without a call.
-                if type(item) is str and self.raw not in item or item is None or type(item) in _SCALARS:
+                # Most fields are text that does not quote the driver, a scalar or an empty tuple:
+                # decided here, without a call.
+                if type(item) is str and self.raw not in item or item is None or type(item) in _SCALARS or type(item) is tuple and not item:
                     continue
                 step = self.plan(item)
                 if step is not None:
@@ -192,7 +193,12 @@ class _Swapper:
                 return None
             return lambda raw, facts: replace(value, **{name: step(raw, facts) for name, step in parts})
         if kind is tuple or kind is list:
-            steps = [(i, step) for i, item in enumerate(value) if (step := self.plan(item)) is not None]
+            inert, raw = self.inert, self.raw
+            # a result's findings are mostly the fleet's stand-ins: asked of here, without a call
+            steps = [
+                (i, step) for i, item in enumerate(value)
+                if ((held := inert.get(id(item))) is None or raw in held[1]) and (step := self.plan(item)) is not None
+            ]
             if not steps:
                 return None
 
