@@ -13,6 +13,9 @@ Each round runs every command once, in turn, as a fresh process; a command's CPU
 system) and peak memory are the child's own (os.wait4). Per round, each fleet command's CPU time
 and wall time are divided by the check's of the same round; the table shows the median ratio and
 its spread (lowest-highest) over the rounds, so a busy machine moves both sides of a ratio alike.
+A last column divides the fleet command's least CPU time over the rounds by the check's least:
+on a shared machine whose neighbours inflate CPU time from round to round (caches, a sibling
+thread), each least is the nearest to the work alone.
 
     .venv/bin/python benchmarks/bench_fleet.py [--rounds 5] [--nodes 10000]
     .venv/bin/python benchmarks/bench_fleet.py --rounds 1 --big      # + a 1 GiB node list (52 000 nodes)
@@ -187,12 +190,13 @@ def main() -> None:
             runs_of = base[tree]
             print(f"one `check --json --snapshot`: CPU {statistics.median(b[0] for b in runs_of) * 1000:.0f} ms, "
                   f"wall {statistics.median(b[1] for b in runs_of) * 1000:.0f} ms, peak {max(b[2] for b in runs_of):.0f} MiB (medians)")
-            print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB |")
-            print("| --- | ---: | ---: | ---: |")
+            print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB | least CPU / least CPU |")
+            print("| --- | ---: | ---: | ---: | ---: |")
             for label, runs in results[tree].items():
                 cpu = [r[0] / b[0] for r, b in zip(runs, runs_of)]
                 wall = [r[1] / b[1] for r, b in zip(runs, runs_of)]
-                print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} |", flush=True)
+                of_least = min(r[0] for r in runs) / min(b[0] for b in runs_of)
+                print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} | {of_least:.2f} |", flush=True)
         for label, argv, path in extra:
             reference = run_once(check, env)
             cpu, wall, peak = run_once(argv, env)
