@@ -156,3 +156,34 @@ def test_the_nvml_probe_imports_nvidia_ml_py_without_what_it_never_uses(fake_nvm
     assert "pynvml" in found["added"]
     assert not {"ctypes.util", "subprocess", "shutil", "tempfile"} & set(found["added"]), found["added"]
     assert found["real_util"] and found["libc"]
+
+
+def _python(code: str) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_a_fleet_imports_msgspec_without_typing_extensions_which_stays_importable() -> None:
+    run = _python(
+        "import sys\n"
+        "from cudadoctor.cli.fleet_run import import_msgspec_lean\n"
+        "import_msgspec_lean()\n"
+        "lean = 'msgspec' in sys.modules and 'typing_extensions' not in sys.modules and 'inspect' not in sys.modules\n"
+        "from cudadoctor.fleet import node_fields\n"
+        "listed = node_fields.decode_node_list(b'{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"n1\"}}]}')\n"
+        "import typing_extensions\n"
+        "print(lean, listed.items[0].metadata.name, typing_extensions.__name__)\n"
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "n1", "typing_extensions"]
+
+
+def test_a_process_that_holds_typing_extensions_imports_msgspec_as_it_is() -> None:
+    run = _python(
+        "import typing_extensions\n"
+        "from cudadoctor.cli.fleet_run import import_msgspec_lean\n"
+        "import_msgspec_lean()\n"
+        "import msgspec._utils as u\n"
+        "print(u._get_type_hints is typing_extensions.get_type_hints)\n"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True"]

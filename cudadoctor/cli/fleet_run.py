@@ -107,6 +107,23 @@ def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: 
     return hosts
 
 
+def import_msgspec_lean() -> None:
+    """msgspec, imported for this command without typing_extensions. msgspec asks that optional
+    package only for the annotations of the TypedDicts, dataclasses and attrs classes it is given
+    (where it is absent, msgspec uses typing's own functions, as on any machine without it); the
+    fleet gives it Structs and plain values only. Importing typing_extensions, and the inspect
+    module it imports, was about 25 ms of every fleet command's CPU (docs/performance.md). A
+    process that already holds either is left as it is, and typing_extensions stays importable."""
+    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+        return
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # None: "import it" raises ImportError
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        if "typing_extensions" in sys.modules and sys.modules["typing_extensions"] is None:
+            del sys.modules["typing_extensions"]
+
+
 def run_fleet(params: Mapping[str, Any]) -> int:
     """The fleet command with click's parameters (cli/fleet_cmd.py's names); its exit status.
     A command line click would refuse for its combination of options raises UsageProblem."""
@@ -130,6 +147,7 @@ def run_fleet(params: Mapping[str, Any]) -> int:
     )
     if (params["matrix"] or params["plan"] or exported) and not request.family.offers_wheels:
         raise InputError("--matrix, --plan and --format prometheus/html judge PyTorch releases as wheels, not NGC months: give --family with a wheel family such as pytorch/pytorch")
+    import_msgspec_lean()
     hosts, problems = read_sources(params["sources"])
     if params["live"]:
         hosts.extend(_kubernetes_hosts(params["context"], params["selector"], params["timeout"]))
