@@ -183,13 +183,15 @@ def run_fleet(params: Mapping[str, Any]) -> int:
     matrix, plan = _planning(result, table, params["matrix"], params["plan"])
     if params["as_json"]:
         from ..fleet.payload import fleet_members
-        from ..fleet.plan_payload import matrix_payload, plan_payload
 
         members = fleet_members(result, reuse=True)  # written, never changed
-        if matrix is not None:
-            members.append(("matrix", matrix_payload(matrix)))
-        if plan is not None:
-            members.append(("plan", plan_payload(plan)))
+        if matrix is not None or plan is not None:  # their modules only for them
+            from ..fleet.plan_payload import matrix_payload, plan_payload
+
+            if matrix is not None:
+                members.append(("matrix", matrix_payload(matrix)))
+            if plan is not None:
+                members.append(("plan", plan_payload(plan)))
         emit_json_members(members)  # written entry by entry: a million nodes' report is never held whole
     else:
         from ..report.console import make_console

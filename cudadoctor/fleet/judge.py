@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import chain
+from operator import attrgetter
 from typing import Iterable, Optional, Sequence
 
 from ..compat.table import CompatTable, PytorchRelease, WheelVariant
@@ -213,6 +214,9 @@ class _Kind:
         self.hosts: list[FleetHost] = []
 
 
+_DRIVER_REST = attrgetter(*(name for name in DriverFacts.__record_names__ if name != "driver_version"))  # type: ignore[attr-defined]
+
+
 class _Rests:
     """Each distinct verdict key without its driver's version (``rest``), as one object. Found by
     the identity of its parts first: nodes labelled alike share their GPUs' and platform's objects
@@ -223,6 +227,7 @@ class _Rests:
         self.request = request
         self.by_value: dict[HostFacts, HostFacts] = {}
         self.drivers: dict[DriverFacts, DriverFacts] = {}  # each driver's facts without its version, once
+        self.driver_by_values: dict[tuple[object, ...], DriverFacts] = {}  # (type, the other fields' values) -> that
         self.gpus: dict[tuple[GpuFacts, ...], tuple[GpuFacts, ...]] = {}  # each host's GPUs as the key has them, once
         self.ranked: dict[int, tuple[tuple[GpuFacts, ...], tuple[GpuFacts, ...]]] = {}  # id(gpus) -> (gpus, as the key has them)
         # The memos hold every object whose id they are keyed by, so no id is reused while it is a key.
@@ -236,8 +241,13 @@ class _Rests:
             gpus = self.gpus.setdefault(gpus, gpus)  # hosts whose GPUs differ only in memory size rank alike
             memo = self.ranked[id(kind.gpus)] = (kind.gpus, gpus)
         gpus = memo[1]
-        driver = replace(kind.driver, driver_version=None) if kind.driver.driver_version is not None else kind.driver
-        driver = self.drivers.setdefault(driver, driver)
+        # Nodes differ by driver version far more than by the rest of the driver's facts: those
+        # are looked up by their values (a tuple hashed in C) before a copy is made and interned.
+        values = (type(kind.driver), _DRIVER_REST(kind.driver))
+        driver = self.driver_by_values.get(values)
+        if driver is None:
+            driver = replace(kind.driver, driver_version=None) if kind.driver.driver_version is not None else kind.driver
+            driver = self.driver_by_values[values] = self.drivers.setdefault(driver, driver)
         parts = (id(gpus), id(driver), id(kind.system), id(kind.docker), id(kind.torch), kind.hostname, kind.probed_at,
                  kind.cudadoctor_version)
         known = self.by_parts.get(parts)
@@ -415,12 +425,13 @@ def _buckets(
     for index, group in enumerate(groups):
         if group.result is None or group.facts is None:
             continue
-        if group.broken:
+        # A class's groups have one result but for the words: a class with a key is not broken.
+        known = keys_of_shared.get(group.shared) if group.shared is not None else None
+        if known is None and group.broken:
             reason: Optional[Reason] = (tuple(c for c in _codes(group.result, FAIL) if c not in BUILD_FAILURES), group.fix)
             key: object = ("broken", reason)
         else:
             reason = None
-            known = keys_of_shared.get(group.shared) if group.shared is not None else None
             if known is None:
                 # a class's by its key; a group judged alone's by its facts, checked to be the same object
                 read = reads.get(group.shared) if group.shared is not None else reads.get(id(group.facts))
