@@ -98,8 +98,7 @@ def _gpu_labels(node: dict[str, Any], where: str) -> tuple[str, dict[str, str]]:
 
 
 _STR = {str}
-_GFD_FIRST = (GFD_PREFIX,)  # sorts before every (key, value) of a key with GFD's prefix
-_GFD_AFTER = (GFD_PREFIX[:-1] + chr(ord(GFD_PREFIX[-1]) + 1),)  # and this one after them
+_GFD_AFTER_NAME = GFD_PREFIX[:-1] + chr(ord(GFD_PREFIX[-1]) + 1)  # sorts after every name with GFD's prefix
 
 
 def _node_platform(node: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
@@ -125,16 +124,18 @@ def _labelled_host(name: str, labels: dict[str, str], platform: tuple[Optional[s
     """A node's host from its checked name and labels: its nvidia.com/ and platform labels (sorted,
     GFD's timestamp left out) with its nodeInfo platform are all that decides its facts, so
     identical nodes share one key."""
-    # Sorted, GFD's labels are one run (found by bisection, in C): a node carries dozens of others.
-    ordered = sorted(labels.items())
-    relevant = ordered[bisect_left(ordered, _GFD_FIRST) : bisect_left(ordered, _GFD_AFTER)]
-    if (GFD_TIMESTAMP, labels.get(GFD_TIMESTAMP)) in relevant:
-        relevant.remove((GFD_TIMESTAMP, labels[GFD_TIMESTAMP]))
-    platform_labels = [(key, labels[key]) for key in PLATFORM_LABELS if key in labels]
-    if platform_labels:
-        relevant = sorted(relevant + platform_labels)
+    # Sorted, GFD's label names are one run (found by bisection): a node carries dozens of others.
+    # Names and values are paired in C; names are unique, so the pairs sort as their names do.
+    names = sorted(labels)
+    chosen = names[bisect_left(names, GFD_PREFIX) : bisect_left(names, _GFD_AFTER_NAME)]
+    if GFD_TIMESTAMP in labels:  # in GFD's run
+        chosen.remove(GFD_TIMESTAMP)
+    platform_names = [key for key in PLATFORM_LABELS if key in labels]
+    if platform_names:
+        chosen += platform_names
+        chosen.sort()
     try:
-        facts = _facts_of(tuple(relevant), *platform)
+        facts = _facts_of(tuple(zip(chosen, map(labels.__getitem__, chosen))), *platform)
     except LabelError as exc:
         raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
     return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
