@@ -6,7 +6,7 @@ memory sizes; where --min-memory asks about memory, sizes keep hosts apart."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Optional
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -112,6 +112,21 @@ def test_a_job_of_gpus_with_different_memory_stays_apart_from_one_of_equal_memor
     assert SNAPSHOT in {h.origin for h in fleet.hosts}
 
 
+def test_drivers_of_one_branch_and_one_cuda_label_either_side_of_a_minimum_reach_as_each_alone() -> None:
+    # CUDA 12.4 needs 550.54.14 for full support: 550.40.07 runs a cu124 build only under
+    # minor-version compatibility, 550.127.05 fully, though both nodes' labels say CUDA 12.2.
+    hosts = [_patched(0, "H100", "550.40.07", 8, "12.2"), _patched(1, "H100", "550.127.05", 8, "12.2"),
+             _patched(2, "H100", "550.40.08", 8, "12.2"), _patched(3, "H100", "550.144.03", 8, "12.2")]  # fmt: skip
+    request = resolve_request(TABLE)
+    together = _reach(judge_fleet(hosts, TABLE, request))
+    alone = [_reach(judge_fleet([host], TABLE, request)) for host in hosts]
+    for build, (runs, minor, left) in together.items():
+        assert (runs, minor, left) == (
+            sum(a[build][0] for a in alone), sum(a[build][1] for a in alone), frozenset().union(*(a[build][2] for a in alone))
+        ), build
+    assert any(0 < minor < runs for runs, minor, _ in together.values())  # the two kinds of driver do differ somewhere
+
+
 def _reach(fleet: Any) -> dict[tuple[Any, Any], tuple[int, int, frozenset[str]]]:
     """Each wheel build's reach: (hosts it runs on, of them under minor-version compatibility,
     the hosts it leaves out)."""
@@ -121,8 +136,46 @@ def _reach(fleet: Any) -> dict[tuple[Any, Any], tuple[int, int, frozenset[str]]]
     }
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(hosts=fleets())
+# Drivers of one branch either side of the table's versions (Table 3's minimums, the minor-version
+# floors, the first drivers of a CUDA release), two-part ones among them: hosts of one class share
+# a driver's place among those versions, not its patch.
+PATCHES = ["470.57.02", "470.256.02", "525.60.13", "525.85.12", "525.147.05", "535.54.03", "535.104.05",
+           "535.216.01", "550.40.07", "550.54", "550.54.14", "550.54.15", "550.127.05", "560.27.01", "560.35.03",
+           "570.86.10", "570.124.06", "570.133.20", "575.40.01", "575.64.03", "580.20.01", "580.65.06", "580.95.05",
+           "590.44.01"]  # fmt: skip
+RUNTIME_LABELS = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor", "nvidia.com/cuda.runtime-version.major",
+                  "nvidia.com/cuda.runtime-version.minor", "nvidia.com/cuda.runtime-version.full")  # fmt: skip
+
+
+@st.composite
+def patched_host(draw: Any, index: int) -> FleetHost:
+    """A labelled node on one of PATCHES, whose CUDA labels say what its branch reports, another
+    CUDA (GFD read it from a driver it no longer runs), or nothing."""
+    gpu = draw(st.sampled_from(["H100", "L40S", "T4"]))
+    return _patched(index, gpu, draw(st.sampled_from(PATCHES)), draw(st.integers(1, 2)), draw(st.sampled_from([None, "", "11.8", "12.2", "12.8", "13.0"])))
+
+
+def _patched(index: int, gpu: str, driver: str, count: int, cuda: Optional[str]) -> FleetHost:
+    labels = gfd_labels(gpu, driver, count)
+    if cuda is not None:
+        for key in RUNTIME_LABELS:
+            del labels[key]
+        if cuda:
+            major, minor = cuda.split(".")
+            labels.update({RUNTIME_LABELS[0]: major, RUNTIME_LABELS[1]: minor, RUNTIME_LABELS[2]: major,
+                           RUNTIME_LABELS[3]: minor, RUNTIME_LABELS[4]: cuda})  # fmt: skip
+    facts = facts_from_labels(labels, node_os="linux", node_arch="amd64")
+    return FleetHost(name=f"node-{index}", source="nodes.json", origin=NODE_LABELS, facts=facts, kind=facts)
+
+
+@st.composite
+def patched_fleets(draw: Any) -> list[FleetHost]:
+    count = draw(st.integers(2, 16))
+    return [draw(st.one_of(patched_host(i), gfd_host(i), snapshot_of_a_host(i))) for i in range(count)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hosts=patched_fleets())
 def test_each_builds_reach_over_a_fleet_is_the_sum_of_its_reach_over_each_host_alone(hosts: list[FleetHost]) -> None:
     # Hosts of one GPU model on drivers of different tiers are judged once per build only where
     # every build reads them alike: a build never reaches a host it would not reach alone.
