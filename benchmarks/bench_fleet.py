@@ -113,6 +113,15 @@ def write_snapshots(directory: Path, count: int) -> None:
         (sub / f"host-{i:05d}.json").write_text(json.dumps(data, indent=2))
 
 
+def write_inputs(work: Path, nodes: int) -> tuple[Path, Path, Path]:
+    """The three inputs under ``work``: the distinct node list, the few-kinds one, the snapshot directory."""
+    distinct, few, snapshots = work / "distinct.json", work / "few.json", work / "snapshots"
+    write_node_list(distinct, distinct_nodes(nodes))
+    write_node_list(few, few_kind_nodes(nodes))
+    write_snapshots(snapshots, nodes)
+    return distinct, few, snapshots
+
+
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     """(CPU seconds, wall seconds, peak MiB) of one fresh process."""
     started = time.perf_counter()
@@ -142,10 +151,7 @@ def main() -> None:
     exe = str(Path(sys.executable).with_name("cudadoctor"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        distinct, few, snapshots = work / "distinct.json", work / "few.json", work / "snapshots"
-        write_node_list(distinct, distinct_nodes(args.nodes))
-        write_node_list(few, few_kind_nodes(args.nodes))
-        write_snapshots(snapshots, args.nodes)
+        distinct, few, snapshots = write_inputs(work, args.nodes)
         check = [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")]
         commands = [
             (f"fleet --json, {args.nodes} distinct nodes", [exe, "fleet", "--json", str(distinct)]),

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_fleet import distinct_nodes, few_kind_nodes, write_node_list, write_snapshots  # noqa: E402
+from bench_fleet import write_inputs  # noqa: E402
 
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
@@ -57,10 +57,7 @@ def main() -> None:
     exe = str(Path(sys.executable).with_name("cudadoctor"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        distinct, few, snapshots = work / "distinct.json", work / "few.json", work / "snapshots"
-        write_node_list(distinct, distinct_nodes(args.nodes))
-        write_node_list(few, few_kind_nodes(args.nodes))
-        write_snapshots(snapshots, args.nodes)
+        distinct, few, snapshots = write_inputs(work, args.nodes)
         commands = [
             ("check --json --snapshot (one host)", [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")]),
             (f"fleet --json, {args.nodes} distinct nodes", [exe, "fleet", "--json", str(distinct)]),
