@@ -357,22 +357,25 @@ def _build_key(view: HostView, cudas: Sequence[CudaVersion]) -> BuildKey:
     scope as the builds see them (model name and compute capability). Groups with equal keys are
     judged once per build: 10 000 kinds of node on a few dozen drivers' tiers cost a few hundred
     judgements per build, not 10 000."""
-    key = _BuildReads(view, cudas).key(cudas)
+    key = _BuildReads(view, _tiers(view, cudas)).key(cudas)
     assert key is not None  # every one of ``cudas`` was read
     return key
 
 
+def _tiers(view: HostView, cudas: Iterable[CudaVersion]) -> dict[CudaVersion, str]:
+    return {cuda: view.support(cuda).tier for cuda in cudas}
+
+
 class _BuildReads:
-    """What _build_key reads of a host's view, taken while the check's view is alive (a fleet
-    drops each view once its host is judged, and building it again for the candidates was a
-    seventh of a varied fleet's judging): the key for any of ``cudas``, in their order."""
+    """What _build_key reads of a host's view: the key for any of the CUDA versions its tiers
+    were read for, in their order."""
 
     __slots__ = ("head", "tiers")
 
-    def __init__(self, view: HostView, cudas: Iterable[CudaVersion], tiers: Optional[dict[CudaVersion, str]] = None):
+    def __init__(self, view: HostView, tiers: dict[CudaVersion, str]):
         names = tuple(sorted({(gpu.name or "unknown model", str(cc)) for gpu in view.gpus_in_scope if (cc := view.cc(gpu)) is not None}))
         self.head = (view.platform, view.nvml_ok, view.ccs_in_scope, names)
-        self.tiers = tiers if tiers is not None else {cuda: view.support(cuda).tier for cuda in cudas}
+        self.tiers = tiers
 
     def key(self, cudas: Sequence[CudaVersion]) -> Optional[BuildKey]:
         """The key for these CUDA versions; None when one of them was not read."""
@@ -392,9 +395,45 @@ def table_cudas(table: CompatTable) -> tuple[CudaVersion, ...]:
     return cudas
 
 
-# A fleet's judged groups' _BuildReads: by class (fleet/share.py key), else by id of the facts
-# judged (with those facts, so an id is checked to be theirs).
-BuildReadsOf = dict[object, tuple[object, "_BuildReads"]]
+class _Reads:
+    """What each judged host's check saw that the candidates read (_BuildReads), kept while the
+    check's view is alive: a fleet drops each view once its host is judged, and building it again
+    for the candidates was a seventh of a varied fleet's judging. Kept per class (fleet/share.py's
+    key), else per facts judged (with those facts, so an id is checked to be theirs). A class's
+    driver tiers are its drivers' place among the table's versions with what NVML says they
+    support: read once per such pair, not once per class."""
+
+    def __init__(self, table: CompatTable, shared: Optional[SharedChecks]):
+        self.cudas = table_cudas(table)
+        self.shared = shared
+        self.by: dict[object, tuple[object, _BuildReads]] = {}
+        self.tiers_of: dict[object, dict[CudaVersion, str]] = {}
+
+    def keep(self, share: Optional[object], facts: HostFacts, table: CompatTable) -> None:
+        """Read the judged host's view (its check's), once per class."""
+        where_kept = share if share is not None else id(facts)
+        if where_kept in self.by:
+            return
+        view = HostView.of(facts, table)
+        place = self.shared.driver_position(share) if self.shared is not None and view.forward_compat_cuda is None else None
+        if place is None:
+            tiers = _tiers(view, self.cudas)
+        else:
+            tiers_key = (place, view.driver_cuda, view.nvml_cuda)
+            known = self.tiers_of.get(tiers_key)
+            tiers = known if known is not None else self.tiers_of.setdefault(tiers_key, _tiers(view, self.cudas))
+        self.by[where_kept] = (facts, _BuildReads(view, tiers))
+
+    def key(self, group: HostGroup, cudas: Sequence[CudaVersion]) -> Optional[BuildKey]:
+        """The group's _build_key for these CUDA versions, where it was kept."""
+        if group.shared is not None:
+            read = self.by.get(group.shared)
+        else:
+            read = self.by.get(id(group.facts))
+            read = read if read is not None and read[0] is group.facts else None
+        return read[1].key(cudas) if read is not None else None
+
+
 Reason = tuple[tuple[str, ...], Optional[str]]  # (the codes that say why a build leaves hosts out, the fix)
 
 
@@ -413,12 +452,11 @@ class _Bucket:
 
 
 def _buckets(
-    groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion], reads: Optional["BuildReadsOf"] = None
+    groups: Sequence[HostGroup], table: CompatTable, cudas: Sequence[CudaVersion], reads: Optional[_Reads] = None
 ) -> list[_Bucket]:
     """The groups in buckets; a view that is not its bucket's first is dropped once its key is
     known (only the first is judged: with 10 000 kinds, their memos were most of the peak).
     ``reads``: what each judged group's check saw (_judge_fleet), where it was kept."""
-    reads = reads if reads is not None else {}
     buckets: dict[object, _Bucket] = {}
     # Groups that share a check (fleet/share.py) read alike to every build: their key is worked out once.
     keys_of_shared: dict[object, object] = {}
@@ -433,9 +471,7 @@ def _buckets(
         else:
             reason = None
             if known is None:
-                # a class's by its key; a group judged alone's by its facts, checked to be the same object
-                read = reads.get(group.shared) if group.shared is not None else reads.get(id(group.facts))
-                known = read[1].key(cudas) if read is not None and (group.shared is not None or read[0] is group.facts) else None
+                known = reads.key(group, cudas) if reads is not None else None
                 if known is None:
                     known = _build_key(HostView.of(group.facts, table), cudas)
                 if group.shared is not None:
@@ -495,7 +531,7 @@ def _build_coverage(buckets: Sequence[_Bucket], request: Request, release: Pytor
 class _Reach:
     """How far a family's candidates reach over the fleet's groups (doctor/family.CandidateReach)."""
 
-    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request, reads: Optional["BuildReadsOf"] = None):
+    def __init__(self, groups: Sequence[HostGroup], table: CompatTable, request: Request, reads: Optional[_Reads] = None):
         self.groups, self.table, self.request, self.reads = groups, table, request, reads
 
     def wheel_builds(self, releases: Sequence[PytorchRelease]) -> list[Coverage]:
@@ -590,10 +626,9 @@ def _judge_fleet(
     groups = []
     shared = SharedChecks(table, request) if image is None else None
     kept = _Kept(shared)
-    # Wheel builds' candidates read each judged host's driver tiers: kept while its view lives.
-    reads: Optional[BuildReadsOf] = {} if request.family.offers_wheels and request.image is None and request.variant is None else None
-    cudas = table_cudas(table) if reads is not None else ()
-    tiers_of: dict[object, dict[CudaVersion, str]] = {}
+    # Only a family's wheel builds read them (not an NGC month, an --image or a --variant).
+    wheels = request.family.offers_wheels and request.image is None and request.variant is None
+    reads = _Reads(table, shared) if wheels else None
     for kind in _kinds(hosts, request):
         facts, missing, members = kind.facts, kind.missing, tuple(kind.hosts)
         if facts is None:
@@ -606,18 +641,8 @@ def _judge_fleet(
             continue
         result = check(facts, table, request, image=image)
         answer = decide(result, table)
-        if reads is not None and (share if share is not None else id(facts)) not in reads:
-            view = HostView.of(facts, table)
-            tiers = None
-            # A driver's tiers are its place among the table's driver versions (the class shares
-            # that) with what NVML says it supports: asked once per such pair, not once per class.
-            where = shared.driver_position(share) if shared is not None and view.forward_compat_cuda is None else None
-            if where is not None:
-                tiers_key = (where, view.driver_cuda, view.nvml_cuda)
-                tiers = tiers_of.get(tiers_key)
-                if tiers is None:
-                    tiers = tiers_of[tiers_key] = {cuda: view.support(cuda).tier for cuda in cudas}
-            reads[share if share is not None else id(facts)] = (facts, _BuildReads(view, cudas, tiers))
+        if reads is not None:
+            reads.keep(share, facts, table)
         HostView.forget(facts)
         # The answer is worked out from the whole result; the group keeps what the reports read.
         judged = kept(result)

@@ -38,18 +38,6 @@ class _Groups:
         self.reuse = reuse
         self.answers: dict[int, tuple[object, dict[str, Any]]] = {}
         self.gpus: dict[int, tuple[object, list[dict[str, Any]]]] = {}
-        self.blocking: dict[int, tuple[object, tuple[str, ...]]] = {}
-
-    def _blocking(self, group: HostGroup) -> tuple[str, ...]:
-        """group.blocking, once per findings tuple with ``reuse`` (a class's rewritten results
-        keep the findings that quote no driver, and most classes quote it in none)."""
-        findings = group.result.findings if group.result is not None else None
-        if not self.reuse or findings is None:
-            return group.blocking
-        known = self.blocking.get(id(findings))
-        if known is None or known[0] is not findings:
-            known = self.blocking[id(findings)] = (findings, group.blocking)
-        return known[1]
 
     def entry(self, group: HostGroup) -> dict[str, Any]:
         result, facts, answer = group.result, group.facts, group.answer
@@ -77,7 +65,7 @@ class _Groups:
             "hosts": list(group.names),
             "count": len(group.hosts),
             "verdict": group.verdict,
-            "findings": list(self._blocking(group)),
+            "findings": list(group.blocking),
             "driver": group.driver,
             "cuda_driver": facts.driver.cuda_driver_version if facts is not None else None,
             "gpus": gpus,
