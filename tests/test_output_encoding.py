@@ -121,3 +121,20 @@ def test_invisible_and_reordering_characters_in_outside_values_are_shown_escaped
     for show in (escape_control, printable):
         shown = show(f"gpu{char}node")
         assert char not in shown and shown.startswith("gpu\\") and shown.endswith("node")
+
+
+def test_every_character_escaped_is_one_that_isprintable_refuses() -> None:
+    """escape_control and printable leave a text that str.isprintable accepts as it is, without
+    their pattern: that is right only while every character their classes escape is refused."""
+    import re
+
+    from cudadoctor.model import text
+
+    for chars in (text._UNSAFE_CLASS, text._UNSAFE_IN_TEXT_CLASS):
+        pattern = re.compile(f"[{chars}]")
+        escaped = [chr(code) for code in range(0x110000) if pattern.match(chr(code))]
+        assert len(escaped) > 2000  # the surrogates alone are 2048
+        assert [char for char in escaped if char.isprintable()] == []
+    assert text.escape_control("driver 550.54.15 \u00e9") == "driver 550.54.15 \u00e9"
+    assert text.escape_control("a\nb\u202e") == "a\\nb\\u202e"
+    assert text.printable("a\nb\tc\u200b") == "a\nb\tc\\u200b"

@@ -102,13 +102,13 @@ def request_for(table: "CompatTable", **values: Any) -> "Request":
 
 def today(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """$CUDADOCTOR_TODAY (YYYY-MM-DD): the date the table's age is judged at; unset, the facts' probe time is."""
-    import datetime
+    from ..model.dates import iso_date
 
     text = (os.environ if environ is None else environ).get(TODAY_ENV)
     if not text:
         return None
     try:
-        return datetime.date.fromisoformat(text.strip()).isoformat()
+        return iso_date(text.strip())
     except ValueError:
         raise InputsError(f"${TODAY_ENV} {text[:40]!r}: expected a date written YYYY-MM-DD") from None
 

@@ -8,7 +8,6 @@ that names the file.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -251,6 +250,8 @@ def load_table(path: Optional[str] = None) -> CompatTable:
 
 
 def _parse_table(text: str, path: str, explicit: bool) -> CompatTable:
+    import json  # here, not at the top: a check loads the compiled table and writes without json
+
     from ..compat.validate import parse_table, reject_duplicate_keys
 
     shown = shown_path(path)
@@ -332,6 +333,8 @@ def snapshot_guard(path: str, force: bool) -> "Callable[[Optional[os.stat_result
     """The check ``files.write_in_place_checked`` runs where it replaces ``path``: unless
     ``force``, an existing file must be a cudadoctor snapshot (read through the directory, the
     last component not followed, without blocking, bounded)."""
+    import json
+
     from ..model.snapshot import SNAPSHOT_KIND
 
     shown = shown_path(path)
@@ -380,6 +383,8 @@ def check_output_target(path: str, force: bool = False) -> None:
     """Refuse, before any work is done, a target that writing would hang on or destroy: a FIFO, a
     device, a directory or a symlink always, and an existing file that is not a cudadoctor
     snapshot unless ``force`` (checked again where the file is replaced: snapshot_guard)."""
+    import json
+
     from ..model.snapshot import SNAPSHOT_KIND
 
     shown = shown_path(path)

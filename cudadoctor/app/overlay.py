@@ -9,7 +9,6 @@ line on stderr (the shipped table is used), never fatal: `table update` replaces
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -34,6 +33,7 @@ def overlay_path(environ: Optional[Mapping[str, str]] = None) -> str:
 
 def read_overlay(path: Optional[str] = None) -> Optional[dict[str, Any]]:
     """The overlay's JSON, None when there is none; TableError (one line) when it cannot be read."""
+    import json  # here: most runs have no overlay, and a check writes its JSON without json
     path = path or overlay_path()
     shown = shown_path(path)
     try:
@@ -106,6 +106,8 @@ def write_overlay(data: dict[str, Any], path: Optional[str] = None) -> str:
     """Replace the overlay atomically (files.write_atomically); returns its path. OutputError (one
     line) when it cannot be written, or when the path is a symbolic link (refused, never followed):
     the previous overlay is then left as it was."""
+    import json
+
     path = path or overlay_path()
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

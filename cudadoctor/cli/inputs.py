@@ -3,7 +3,6 @@ the CLI's one-line usage error (exit 2). No click: the fast path (cli/fast.py) u
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
@@ -77,7 +76,9 @@ def start_nvml_probe(
 
 def emit_json(data: Any) -> None:
     """One JSON document on stdout (ASCII: json escapes the rest), flushed, as click.echo wrote it."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    from ..report.json_text import dumps_indented
+
+    sys.stdout.write(dumps_indented(data) + "\n")
     sys.stdout.flush()
 
 
@@ -105,7 +106,9 @@ def _indented(value: Any, indent: str) -> str:
     try:
         text = msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
     except (TypeError, OverflowError, ValueError):  # what msgspec cannot write (a key of another type): json can
-        text = json.dumps(value, indent=2)
+        from ..report.json_text import dumps_indented
+
+        text = dumps_indented(value)
     else:
         if not text.isascii() or "\x7f" in text:  # only inside strings: msgspec escapes nothing else
             text = _NOT_ASCII.sub(_ascii_escape, text)
@@ -117,9 +120,11 @@ def json_members_text(members: Iterable[tuple[str, Any]]) -> Iterator[str]:
     """The text of one JSON object of these members, as ``json.dumps(dict(members), indent=2)``
     writes it, in pieces: a member whose value is an iterator is a list built entry by entry, so
     neither the whole document nor its text is ever held (a fleet of a million nodes)."""
+    from ..report.json_text import quoted
+
     opened = False
     for key, value in members:
-        yield ("{\n  " if not opened else ",\n  ") + json.dumps(key) + ": "
+        yield ("{\n  " if not opened else ",\n  ") + quoted(key) + ": "
         opened = True
         if not isinstance(value, Iterator):
             yield _indented(value, "  ")

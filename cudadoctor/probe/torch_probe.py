@@ -8,7 +8,6 @@ hangs, crashes or prints cannot take the doctor with it. Nothing here raises.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -211,6 +210,7 @@ def probe_torch_runtime(metadata: TorchFacts, timeout_s: float = RUNTIME_TIMEOUT
     """Import torch in a child process and record what it says about CUDA."""
     if not metadata.installed:
         return metadata
+    import json
     command = [python or sys.executable, "-c", _RUNTIME_SCRIPT]
     try:
         import subprocess  # only for --torch-runtime: keeps `check` start-up lean

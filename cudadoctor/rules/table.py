@@ -5,9 +5,9 @@ the system here: the check is pure."""
 
 from __future__ import annotations
 
-import datetime
 from typing import Optional
 
+from ..model.dates import days_between
 from ..model.findings import INFO, Finding
 from .context import CheckContext
 
@@ -78,7 +78,4 @@ def check_table_current(ctx: CheckContext) -> list[Finding]:
 def _age_days(updated: str, today: Optional[str]) -> Optional[int]:
     if not today:
         return None
-    try:
-        return (datetime.date.fromisoformat(today) - datetime.date.fromisoformat(updated)).days
-    except ValueError:
-        return None
+    return days_between(updated, today)
