@@ -91,8 +91,8 @@ def test_the_nvml_child_dies_with_a_parent_killed_outright(fake_nvml_env) -> Non
     assert wait_for(lambda: processes_with(marker) == [], 10), processes_with(marker)
 
 
-def _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, cuda_config: dict) -> dict[str, str]:
-    env = fake_nvml_env(A100)
+def _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, cuda_config: dict, nvml_config: dict = A100) -> dict[str, str]:
+    env = fake_nvml_env(nvml_config)
     config = nvml_stub.write_config(tmp_path / "cuda.conf", cuda_config)
     return {**env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}
 
@@ -104,6 +104,7 @@ def test_a_hanging_cuDriverGetVersion_does_not_hang_check(fake_nvml_env, fake_cu
     libcuda = json.loads(proc.stdout)["host"]["system"]["libcuda"]
     assert "did not return within 1 s" in libcuda["error"]
     assert libcuda["driver_version"] is None
+    assert json.loads(proc.stdout)["host"]["driver"]["nvml_state"] == "ok"  # NVML was asked in a fresh child
     assert processes_with(f"FAKE_CUDA_CONFIG={env['FAKE_CUDA_CONFIG']}") == []
     check = run_cli("check", "--nvml-timeout", "1", env=env, timeout=60)
     assert check.returncode in (0, 1), check.stderr
@@ -125,3 +126,13 @@ def test_a_healthy_libcuda_is_still_read_through_the_watchdog(fake_nvml_env, fak
     libcuda = json.loads(proc.stdout)["host"]["system"]["libcuda"]
     assert libcuda["loadable"] is True and libcuda["driver_version"] == "12.8"
     assert libcuda["path"] == str(fake_cuda_lib / "libcuda.so.1")
+
+
+def test_nvml_that_hangs_after_libcuda_answered_keeps_libcudas_answer(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    """libcuda is asked first in NVML's child: its answer stands when NVML then hangs there."""
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"version": 12080}, {**A100, "hang.nvmlInit": 1})
+    proc = run_cli("probe", "--json", "--nvml-timeout", "1", env=env, timeout=60)
+    host = json.loads(proc.stdout)["host"]
+    assert host["driver"]["nvml_state"] == "hung"
+    assert host["system"]["libcuda"]["driver_version"] == "12.8" and host["system"]["libcuda"]["error"] is None
+    assert processes_with(f"FAKE_NVML_CONFIG={env['FAKE_NVML_CONFIG']}") == []

@@ -221,3 +221,58 @@ def test_the_python_api_refuses_an_nvml_bound_the_cli_would_refuse() -> None:
     for value in (0, -1, "5", True, float("nan"), 601):
         with pytest.raises(cudadoctor.CudadoctorError, match="nvml_timeout"):
             cudadoctor.probe(nvml_timeout=value)  # type: ignore[arg-type]
+
+
+# ---- one child, two answers (libcuda, then NVML: probe/watchdog.py's ``first``) ------------------
+
+
+def _sleep_then(seconds: float, value: object) -> object:
+    time.sleep(seconds)
+    return value
+
+
+def test_a_child_answers_first_then_work_each_within_its_own_timeout() -> None:
+    from cudadoctor.probe.watchdog import OK, WatchedChild
+
+    big = "x" * 300_000  # more than one read: part of it comes with the first answer
+    child = WatchedChild.start(lambda: _sleep_then(0.6, big), 1.0, first=lambda: _sleep_then(0.6, {"a": 1}))
+    assert child is not None
+    assert child.first_answer() == (OK, {"a": 1})
+    assert child.answer() == (OK, big)  # 1.2 s in all: work's second starts when first's answer is read
+
+
+def test_work_is_answered_when_first_is_never_asked_for() -> None:
+    from cudadoctor.probe.watchdog import OK, WatchedChild
+
+    child = WatchedChild.start(lambda: [1, 2], 5.0, first=lambda: "first")
+    assert child is not None and child.answer() == (OK, [1, 2])
+
+
+def test_a_first_that_hangs_or_crashes_ends_the_child_and_work_has_no_answer() -> None:
+    from cudadoctor.probe.watchdog import CRASHED, HUNG, NO_ANSWER, WatchedChild
+
+    hung = WatchedChild.start(lambda: "never", 0.5, first=lambda: _sleep_then(60, None))
+    assert hung is not None and hung.first_answer() == (HUNG, None)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(hung.pid, 0)  # killed and reaped
+    assert hung.answer() == (NO_ANSWER, None)
+
+    crashed = WatchedChild.start(lambda: "never", 5.0, first=lambda: os.kill(os.getpid(), 11))
+    assert crashed is not None and crashed.first_answer() == (CRASHED, "SIGSEGV")
+    assert crashed.answer() == (NO_ANSWER, None)
+
+
+def test_nvml_is_asked_in_a_fresh_child_when_libcuda_hangs_in_the_shared_one(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    code = (
+        "import json; from cudadoctor.probe.nvml import NvmlWatch\n"
+        "watch = NvmlWatch.start(1.0, libcuda=True); first = watch.pid\n"
+        "libcuda = watch.libcuda(); driver, gpus = watch.result()\n"
+        "print(json.dumps([libcuda.error, driver.nvml_state, len(gpus), watch.pid != first]))\n"
+    )
+    env = fake_nvml_env({"count": 2})
+    config = nvml_stub.write_config(tmp_path / "cuda.conf", {"hang": 1})
+    env = {**os.environ, **env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    error, state, count, fresh = json.loads(run.stdout)
+    assert "did not return within 1 s" in error
+    assert (state, count, fresh) == ("ok", 2, True)

@@ -58,6 +58,10 @@ def test_a_partial_what_if_still_reads_nvml_in_its_child(fake_nvml_env, tmp_path
     assert run.returncode in (0, 1), run.stderr
     loaders = nvml_loaders(lines)
     assert loaders and pid not in loaders  # the forked child loads NVML; the command itself never does
+    # and asks libcuda first, in that same child: the command forks no other
+    others = {other: text for other, text in lines.items() if other != pid}
+    assert set(others) == loaders and len(loaders) == 1
+    assert any("file=libcuda.so.1" in line for line in others[next(iter(loaders))])
 
 
 def test_a_full_what_if_reports_the_driver_and_gpus_it_was_given(fake_nvml_env) -> None:

@@ -205,4 +205,4 @@ def start_nvml_probe(
         return None
     from ..probe.nvml import NvmlWatch
 
-    return NvmlWatch.start(nvml_timeout)
+    return NvmlWatch.start(nvml_timeout, libcuda=True)  # host_facts' probe_host reads both

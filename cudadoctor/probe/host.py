@@ -34,12 +34,16 @@ def probe_host(
         nvml.cancel()
         nvml = None
     if with_nvml and nvml is None:
-        from .nvml import NvmlWatch
+        from .nvml import DEFAULT_NVML_TIMEOUT_S, NvmlWatch
 
-        # NVML initialises in its child while the rest is read here.
-        nvml = NvmlWatch.start() if nvml_timeout is None else NvmlWatch.start(nvml_timeout)
-    # libcuda under the same watchdog as NVML (a cuDriverGetVersion that hangs or crashes is reported)
-    system = probe_system(libcuda=probe_libcuda_watched(nvml_timeout if nvml_timeout is not None else DEFAULT_LIBCUDA_TIMEOUT_S))
+        # NVML initialises in its child while the rest is read here; libcuda is asked first there.
+        nvml = NvmlWatch.start(DEFAULT_NVML_TIMEOUT_S if nvml_timeout is None else nvml_timeout, libcuda=True)
+    # libcuda under the same watchdog as NVML (a cuDriverGetVersion that hangs or crashes is
+    # reported): in NVML's child when it was started with it, else in a child of its own
+    libcuda = nvml.libcuda() if with_nvml and nvml is not None else None
+    if libcuda is None:
+        libcuda = probe_libcuda_watched(nvml_timeout if nvml_timeout is not None else DEFAULT_LIBCUDA_TIMEOUT_S)
+    system = probe_system(libcuda=libcuda)
     torch = probe_torch_metadata()
     if with_nvml and nvml is not None:
         driver, gpus = nvml.result()

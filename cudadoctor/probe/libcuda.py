@@ -69,20 +69,30 @@ DEFAULT_LIBCUDA_TIMEOUT_S = 10.0
 _FIELDS = ("loadable", "path", "driver_version", "error", "error_code")
 
 
+def libcuda_answer(library: str = LIBRARY) -> dict[str, object]:
+    """probe_libcuda's facts as plain values: what a watched child answers (probe/watchdog.py)."""
+    facts = probe_libcuda(library)
+    return {name: getattr(facts, name) for name in _FIELDS}
+
+
 def probe_libcuda_watched(timeout: float = DEFAULT_LIBCUDA_TIMEOUT_S, library: str = LIBRARY) -> LibcudaFacts:
     """probe_libcuda in a forked child under the watchdog (probe/watchdog.py), bounded by
     ``timeout`` seconds: a libcuda whose cuDriverGetVersion never returns, or that crashes when
-    loaded, is reported in ``error`` instead of hanging or killing the command."""
-    from .watchdog import CRASHED, HUNG, OK, WatchedChild
+    loaded, is reported in ``error`` instead of hanging or killing the command. (A probe of NVML
+    as well asks libcuda first in NVML's own child: probe/nvml.py's ``NvmlWatch``.)"""
+    from .watchdog import WatchedChild
 
-    def work() -> dict[str, object]:
-        facts = probe_libcuda(library)
-        return {name: getattr(facts, name) for name in _FIELDS}
-
-    child = WatchedChild.start(work, timeout)
+    child = WatchedChild.start(lambda: libcuda_answer(library), timeout)
     if child is None:  # no child can be forked: in this process, as before the watchdog
         return probe_libcuda(library)
     state, value = child.answer()
+    return libcuda_facts(state, value, timeout, library)
+
+
+def libcuda_facts(state: str, value: object, timeout: float, library: str = LIBRARY) -> LibcudaFacts:
+    """The facts of a watched child's answer to :func:`libcuda_answer` (a watchdog state and value)."""
+    from .watchdog import CRASHED, HUNG, OK
+
     if state == HUNG:
         return LibcudaFacts(error=f"loading {library} or calling cuDriverGetVersion did not return within {timeout:g} s (the probe was stopped)")
     if state == CRASHED:

@@ -28,11 +28,13 @@ from ..model.facts import (
     NVML_OK,
     DriverFacts,
     GpuFacts,
+    LibcudaFacts,
     MigDeviceFacts,
 )
 from ..model.record import fields, is_record, replace
 from ..model.topology import FabricFacts, GpuPeerFacts
 from ..model.versions import CudaVersion
+from .libcuda import libcuda_answer, libcuda_facts
 from .topology import attach_topology
 from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, WatchedChild
 
@@ -274,23 +276,44 @@ def probe_nvml_watched(timeout: float = DEFAULT_NVML_TIMEOUT_S) -> Probed:
 class NvmlWatch:
     """A probe_nvml running in a forked child (probe/watchdog.py: it dies with this process).
     ``start`` returns at once, so the caller can run the other probes while NVML initialises;
-    ``result`` waits for the child's answer until the deadline, then kills it."""
+    ``result`` waits for the child's answer until the deadline, then kills it.
 
-    def __init__(self, child: WatchedChild) -> None:
-        self.child = child
+    With ``libcuda``, the child first loads libcuda and asks its version (probe/libcuda.py), each
+    library within ``timeout``: one fork for both. A libcuda that hangs or crashes is reported as
+    it is in a child of its own, and NVML is then asked in a fresh child."""
+
+    def __init__(self, child: WatchedChild, libcuda: bool = False) -> None:
+        self.child: Optional[WatchedChild] = child
         self.pid, self.timeout = child.pid, child.timeout
+        self.libcuda_pending = libcuda
+        self._libcuda: Optional[LibcudaFacts] = None
 
     @classmethod
-    def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S) -> "NvmlWatch | InProcess":
+    def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S, libcuda: bool = False) -> "NvmlWatch | InProcess":
         """Fork the child and return at once (``InProcess`` where no child can be forked)."""
-        child = WatchedChild.start(lambda: _plain(probe_nvml()), timeout)
-        return cls(child) if child is not None else InProcess()
+        child = WatchedChild.start(_nvml_answer, timeout, first=libcuda_answer if libcuda else None)
+        return cls(child, libcuda) if child is not None else InProcess()
 
     def cancel(self) -> None:
         """Stop the child: its answer is not wanted (the command failed before it was read)."""
-        self.child.cancel()
+        if self.child is not None:
+            self.child.cancel()
+
+    def libcuda(self) -> Optional[LibcudaFacts]:
+        """libcuda's facts, asked in this child ahead of NVML; None when it was started without."""
+        if self.libcuda_pending and self.child is not None:
+            self.libcuda_pending = False
+            state, value = self.child.first_answer()
+            self._libcuda = libcuda_facts(state, value, self.timeout)
+            if state != OK:  # the child went with libcuda: NVML is asked in one of its own
+                self.child = WatchedChild.start(_nvml_answer, self.timeout)
+                self.pid = self.child.pid if self.child is not None else self.pid
+        return self._libcuda
 
     def result(self) -> Probed:
+        self.libcuda()  # its answer comes first
+        if self.child is None:  # no second child could be forked: NVML here, as InProcess does
+            return probe_nvml()
         state, value = self.child.answer()
         if state == HUNG:
             text = f"an NVML call did not return within {self.timeout:g} s (the probe was stopped)"
@@ -308,6 +331,10 @@ class NvmlWatch:
         except Exception:  # a truncated or garbled answer
             reason = f"exit status {value}" if state == NO_ANSWER and value else "no answer"
             return _watchdog_facts(NVML_CRASHED, f"the NVML probe ended without an answer ({reason})"), ()
+
+
+def _nvml_answer() -> Any:
+    return _plain(probe_nvml())
 
 
 # The child's answer: the fact records as plain values (a record is the list [name, {field: value}];
@@ -341,6 +368,9 @@ class InProcess:
 
     def cancel(self) -> None:
         pass
+
+    def libcuda(self) -> Optional[LibcudaFacts]:
+        return None  # asked where libcuda's own watchdog can run it (probe_libcuda_watched)
 
 
 NvmlProbe = Union[NvmlWatch, InProcess]

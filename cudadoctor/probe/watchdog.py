@@ -3,7 +3,10 @@ under a deadline, and nothing this process starts outlives it.
 
 ``WatchedChild.start(work, timeout)`` forks a child that runs ``work()`` and writes its answer
 (plain values, in marshal's format) back over a pipe; ``answer()`` waits for it until the
-deadline, then kills the child. The child
+deadline, then kills the child. With ``first``, the same child runs ``first()`` before ``work()``
+and answers it first (``first_answer()``), each within its own ``timeout``: two libraries probed
+for the cost of one fork (a fork, and the copy-on-write faults after it, cost about as much as
+the libcuda probe itself). The child
 
 - asks the kernel to kill it when its parent dies (``PR_SET_PDEATHSIG`` through ``prctl`` on
   Linux), and leaves at once if the parent is already gone;
@@ -26,6 +29,7 @@ import time
 from typing import Any, Callable, Optional
 
 _MAX_REPLY_BYTES = 16 * 1024 * 1024
+_LENGTH_BYTES = 8  # the length written ahead of first's answer
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 # The children started here and not yet reaped or killed.
@@ -40,14 +44,16 @@ NO_ANSWER = "unanswered"  # ended without a (whole) answer (a state of the child
 class WatchedChild:
     """``work()`` running in a forked child until ``deadline`` (time.monotonic())."""
 
-    def __init__(self, pid: int, read_end: int, timeout: float) -> None:
+    def __init__(self, pid: int, read_end: int, timeout: float, first: bool = False) -> None:
         self.pid, self.read_end, self.timeout = pid, read_end, timeout
         self.deadline = time.monotonic() + timeout
+        self.first_pending = first  # the answer of ``first`` is still in the pipe, ahead of work's
+        self.read_ahead = b""  # what was read of work's answer with first's
 
     @classmethod
-    def start(cls, work: Callable[[], Any], timeout: float) -> Optional["WatchedChild"]:
+    def start(cls, work: Callable[[], Any], timeout: float, first: Optional[Callable[[], Any]] = None) -> Optional["WatchedChild"]:
         """Fork the child and return at once; None where no child can be forked (the caller then
-        runs ``work`` itself)."""
+        runs ``work`` itself). With ``first``, the child answers ``first()`` before it runs ``work``."""
         if not hasattr(os, "fork"):
             return None
         parent = os.getpid()
@@ -64,13 +70,16 @@ class WatchedChild:
                 os.close(read_end)
                 _die_with(parent)
                 _detach_stdio()
+                if first is not None:
+                    answer = marshal.dumps(first())
+                    _write_all(write_end, len(answer).to_bytes(_LENGTH_BYTES, "big") + answer)
                 _write_all(write_end, marshal.dumps(work()))
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_end)
         _live.add(pid)
-        return cls(pid, read_end, timeout)
+        return cls(pid, read_end, timeout, first=first is not None)
 
     def cancel(self) -> None:
         """Stop the child: its answer is not wanted."""
@@ -79,13 +88,44 @@ class WatchedChild:
             self.read_end = -1
             kill_child(self.pid)
 
+    def first_answer(self) -> tuple[str, Any]:
+        """The answer of ``first``, as :meth:`answer` gives work's; then work's own ``timeout``
+        starts. Unless OK, the child is gone (killed, or it ended), and ``answer`` has nothing."""
+        if not self.first_pending or self.read_end < 0:
+            return NO_ANSWER, None
+        self.first_pending = False
+        payload, self.read_ahead, ending = _read_frame(self.read_end, self.deadline)
+        if ending == _LATE:
+            self.cancel()
+            return HUNG, None
+        if payload is not None:
+            try:
+                value = marshal.loads(payload)
+            except (ValueError, EOFError, TypeError):
+                payload = None
+            else:
+                self.deadline = time.monotonic() + self.timeout
+                return OK, value
+        if ending != _ENDED:  # garbled, or too long: nothing after it is trusted either
+            self.cancel()
+            return NO_ANSWER, None
+        os.close(self.read_end)  # the child ended (or closed its end) before it answered
+        self.read_end = -1
+        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
+        if code is None:
+            kill_child(self.pid)
+        return (CRASHED, signal_name(-code)) if code is not None and code < 0 else (NO_ANSWER, code)
+
     def answer(self) -> tuple[str, Any]:
         """(OK, the value ``work`` returned), (HUNG, None), (CRASHED, the signal's name) or
         (NO_ANSWER, the exit status)."""
+        if self.first_pending:  # first's answer comes ahead of work's: read (and drop) it
+            self.first_answer()
         if self.read_end < 0:
             return NO_ANSWER, None
         try:
             reply, finished = _read_until(self.read_end, self.deadline)
+            reply = self.read_ahead + reply if finished else reply
         finally:
             os.close(self.read_end)
             self.read_end = -1
@@ -225,6 +265,36 @@ def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
         if size > _MAX_REPLY_BYTES:
             return b"", True
         chunks.append(chunk)
+
+
+_READ, _ENDED, _LATE, _TOO_LONG = "read", "ended", "late", "too long"
+
+
+def _read_frame(fd: int, deadline: float) -> tuple[Optional[bytes], bytes, str]:
+    """One answer written with its length ahead of it: (the answer or None, what was read past
+    it, and how the reading ended: _READ, _ENDED (end of file first), _LATE (the deadline first),
+    _TOO_LONG)."""
+    got = b""
+    while True:
+        if len(got) >= _LENGTH_BYTES:
+            end = _LENGTH_BYTES + int.from_bytes(got[:_LENGTH_BYTES], "big")
+            if end > _LENGTH_BYTES + _MAX_REPLY_BYTES:
+                return None, b"", _TOO_LONG
+            if len(got) >= end:
+                return got[_LENGTH_BYTES:end], got[end:], _READ
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None, b"", _LATE
+        try:
+            ready, _, _ = select.select([fd], [], [], remaining)
+        except InterruptedError:
+            continue
+        if not ready:
+            return None, b"", _LATE
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return None, b"", _ENDED
+        got += chunk
 
 
 def _reap(pid: int, deadline: float) -> Optional[int]:
