@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from .about import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from typing import Any
     from .api import CudadoctorError, Host, check, load_table, probe, recommend
 
 __all__ = ["__version__", "CudadoctorError", "Host", "check", "load_table", "probe", "recommend"]

@@ -8,14 +8,16 @@ a tier the newest CUDA wins. Pure: the host view (facts and table) in, a Recomme
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence
-
 from .compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant, platform_label
 from .host.view import TOO_OLD, DriverSupport, HostView, full_support_clause, gpus_label
 from .model.facts import GpuFacts
 from .model.findings import Action
 from .model.record import field, record, replace
 from .model.versions import ComputeCapability, DriverVersion
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Optional, Sequence
 
 TIER_RANK = {"full": 0, "forward-compat": 1, "minor-compat": 2, "unknown": 3}
 FORWARD_COMPAT = "forward-compat"  # full support only through a cuda-compat libcuda in effect (HostView.support)
@@ -183,7 +185,8 @@ def _driver_reason(tier: str, support: DriverSupport, variant: WheelVariant, hos
     return ""
 
 
-Fixes = tuple[list[str], list[Action], Optional[Recommendation]]
+if TYPE_CHECKING:
+    Fixes = tuple[list[str], list[Action], Optional[Recommendation]]
 _NO_FIXES: Fixes = ([], [], None)
 
 
@@ -261,7 +264,8 @@ def _platform_variant(host: HostView, release: PytorchRelease, name: str) -> tup
     return known[1]
 
 
-Build = tuple[str, Optional[WheelVariant], str]  # (variant name, its build for the platform or None, why it is not offered)
+if TYPE_CHECKING:
+    Build = tuple[str, Optional[WheelVariant], str]  # (variant name, its build for the platform or None, why it is not offered)
 
 
 def _offered_builds(host: HostView, release: PytorchRelease, family: ImageFamily, images: bool) -> tuple[Build, ...]:

@@ -86,9 +86,11 @@ def test_a_full_what_if_reports_the_driver_and_gpus_it_was_given(fake_nvml_env) 
 # child imports it, and a full what-if starts no child), docker (no container was asked about).
 NOT_ON_THE_CHECK_PATH = {"click", "rich", "pynvml", "docker", "torch", "jsonschema", "urllib", "http", "socket"}
 # Nor, in a check, the standard modules whose import costs more than their work there: datetime
-# (model/dates.py counts the table's age) and json (report/json_text.py writes the document; the
-# table is loaded precompiled). A fleet imports datetime with msgspec, and reads JSON.
-COSTLY_STANDARD_MODULES = {"datetime", "json"}
+# (model/dates.py counts the table's age), json (report/json_text.py writes the document; the
+# table is loaded precompiled) and typing (its names are imported for type checkers only:
+# `TYPE_CHECKING = False` in each module; a snapshot being read imports it). A fleet imports
+# datetime and typing with msgspec, and reads JSON.
+COSTLY_STANDARD_MODULES = {"datetime", "json", "typing"}
 
 
 def imported_modules(args: tuple[str, ...], env: dict[str, str]) -> list[str]:

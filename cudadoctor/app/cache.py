@@ -6,7 +6,10 @@ point can find the compiled modules before it imports anything else."""
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Optional
 
 CACHE_ENV = "CUDADOCTOR_CACHE"
 

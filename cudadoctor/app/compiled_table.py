@@ -31,10 +31,13 @@ import marshal
 import os
 import sys
 import zlib
-from typing import Any, Optional
 
 from ..compat.table import CompatTable
 from .cache import cache_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 COMPILED_NAME = "compat-table.compiled"
 FORMAT = b"cudadoctor compiled table 1"

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Callable, Optional
 
 from ..model.text import shown_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 
 class OutputError(Exception):

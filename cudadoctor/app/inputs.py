@@ -16,16 +16,19 @@ families parser when there are families, the what-if resolver when --driver/--gp
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Optional, Sequence, Union
+
     from ..compat.table import CompatTable
     from ..doctor.request import Request, UserValues
     from ..model.facts import HostFacts
     from ..probe.nvml import NvmlProbe
 
-#: A host to judge: None (probe this machine), a snapshot file's path, or a snapshot as a dict.
-HostSource = Union[None, str, Mapping[str, Any]]
+    #: A host to judge: None (probe this machine), a snapshot file's path, or a snapshot as a dict.
+    HostSource = Union[None, str, Mapping[str, Any]]
 
 TODAY_ENV = "CUDADOCTOR_TODAY"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Optional, Union
 
 from ..compat.table import CompatTable, TableError
 from ..model.facts import HostFacts
@@ -19,7 +18,10 @@ from ..model.snapshot import SnapshotError, decode_snapshot, json_value_problem,
 from ..model.text import escape_control, has_lone_surrogate, shown_path
 from .files import OutputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Callable, Mapping, Optional, Union
+
     from ..compat.config import Config
 
 TABLE_ENV = "CUDADOCTOR_TABLE"

@@ -13,11 +13,13 @@ import os
 import stat
 import sys
 
-from typing import Any, Mapping, Optional
-
 from ..compat.table import TableError
 from ..model.text import one_line, shown_path
 from .files import OutputError, write_atomically
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional
 
 MAX_OVERLAY_BYTES = 64 * 1024 * 1024
 _warned: set[str] = set()

@@ -8,9 +8,10 @@ This package imports nothing by itself: ``cli`` and ``main`` load the click grou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .commands import COMMANDS
     from .errors import InputError
     from .group import cli, main

@@ -26,7 +26,10 @@ import marshal
 import os
 import sys
 from importlib.machinery import ModuleSpec
-from typing import Any, Optional, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Sequence
 
 FORMAT = b"cudadoctor module bundle 2"
 PACKAGE = "cudadoctor"

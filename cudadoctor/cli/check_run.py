@@ -3,8 +3,6 @@ path (cli/fast.py) both run it with the same options (click's parameter names an
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from ..model.record import replace
 from .errors import InputError
 from .inputs import (
@@ -17,6 +15,10 @@ from .inputs import (
     user_values_or_fail,
     with_topology_or_fail,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 
 def run_check(options: Mapping[str, Any]) -> int:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from ..model.text import one_line, printable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..model.topology import MAX_GPUS_PER_JOB
 from .errors import EXIT_FAIL, EXIT_USAGE, say_error, say_internal_error
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, Optional, Sequence
 
 # Option kinds (what click's type and callback make of the value).
 FLAG = "flag"  # is_flag=True: True when given

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
+from collections.abc import Iterator
 
 from ..app import inputs
 from .errors import InputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
+
     from ..compat.table import CompatTable
     from ..doctor.request import Request, UserValues
     from ..model.facts import HostFacts
     from ..probe.nvml import NvmlProbe
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 
 def _usage(step: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -3,10 +3,12 @@ fast path (cli/fast.py) both run it with the same options (click's parameter nam
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from .errors import EXIT_FAIL, EXIT_OK, InputError, say
 from .inputs import emit_json, gather_facts, load_table_or_fail, request_or_fail, today_or_fail
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 
 def run_recommend(options: Mapping[str, Any]) -> int:

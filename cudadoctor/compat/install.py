@@ -14,7 +14,9 @@ command from it. Pure: the URLs come from the table's ``wheel_index`` (never wri
 
 from __future__ import annotations
 
-from typing import Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 INSTALL_STYLES = ("index-url", "extra-index-url", "find-links", "wheel-page")
 DEFAULT_INSTALL_STYLE = "index-url"

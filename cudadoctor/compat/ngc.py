@@ -21,10 +21,13 @@ its evidence level, since many months are not settled by any source this table h
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
 
 from ..model.record import record
 from ..model.versions import CudaVersion, DriverVersion, VersionError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 RELEASE_NOTES = "release-notes"
 SECONDARY = "secondary"  # NVIDIA's own material for the same month other than the PyTorch release-notes page

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Iterable, Optional
 
 from ..model.record import field, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion
 from .ngc import NgcFamily, NgcRelease
 from .install import install_command, wheel_page_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Optional
 
 TABLE_SCHEMA = 1
 

@@ -9,8 +9,6 @@ fleet and the Python API render this; none of them decides it again. Pure.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
 from ..compat.install import install_command
 from ..compat.table import CompatTable
 from ..host.view import HostView
@@ -18,6 +16,10 @@ from ..model.findings import FAIL, INFO, Action, Finding
 from ..model.record import record
 from ..recommend import Recommendation
 from .check import CheckResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 # Failures that another build (variant, release or image) avoids: the answer then leads with the
 # build that fits. Any other failure (no driver, no GPU, Docker, a lost GPU) is the thing to fix first.

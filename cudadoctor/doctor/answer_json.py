@@ -3,10 +3,12 @@ and the report shape it the same way. Keys are a public contract: extend, never 
 
 from __future__ import annotations
 
-from typing import Any, Optional
-
 from ..model.findings import Action
 from .answer import Answer, Build, Fix, pip_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 
 def action_payload(action: Action) -> dict[str, Any]:

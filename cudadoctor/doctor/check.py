@@ -7,7 +7,6 @@ The fleet and the Python API call the same function.
 from __future__ import annotations
 
 from functools import cached_property, partial
-from typing import Optional, Sequence
 
 from ..compat.table import CompatTable
 from ..host.view import HostView, parsed_cuda
@@ -21,6 +20,10 @@ from ..rules.context import Check, CheckContext
 from .request import Request
 from .runner import run_checks
 from .target import image_target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 
 @record

@@ -3,7 +3,9 @@
 Two kinds implement it: the PyTorch wheel families (doctor/wheel_family.py: a tag per PyTorch
 release and CUDA variant, and the wheels themselves) and NGC (doctor/ngc_family.py: a tag per
 monthly release, each with its own CUDA and PyTorch build). The doctor, the fleet, the reports
-and the command line ask the family; none of them tests which kind it is.
+and the command line ask the family; none of them tests which kind it is. The families do not
+derive from it (it is structural), so it is imported for type checking and by the tests, never on
+a command's path.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ if TYPE_CHECKING:
     from ..recommend import Recommendation
     from .request import Request
 
-WHEEL_IMAGE = "wheel-image"  # PyTorch's wheels and the images built from them (pytorch/pytorch, pytorch-cuda)
-NGC = "ngc"  # NVIDIA's NGC PyTorch containers: one image per month
+from .kinds import NGC, WHEEL_IMAGE
+
+__all__ = ["NGC", "WHEEL_IMAGE", "CandidateReach", "Family"]
 
 
 class CandidateReach(Protocol):

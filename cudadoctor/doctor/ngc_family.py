@@ -7,7 +7,6 @@ a host runs a month is host/ngc.py's, and the check that judges an NGC target is
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..compat.ngc import NgcFamily, NgcRelease
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease
@@ -17,11 +16,15 @@ from ..model.record import record, replace
 from ..model.target import Target
 from ..model.versions import DriverVersion
 from ..recommend import Recommendation, Rejection
-from .family import NGC, CandidateReach, Family
+from .kinds import NGC
 from .target import release_target, variant_name
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional, Sequence
+
     from ..fleet.judge import Coverage
+    from .family import CandidateReach, Family
     from .request import Request
 
 

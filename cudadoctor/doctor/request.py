@@ -8,19 +8,21 @@ RequestError with a one-line message. After that nothing downstream parses them 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease, WheelVariant
 from ..model.record import record
 from ..model.runline import RunLine
 from ..model.topology import MAX_GPUS_PER_JOB
 from ..model.text import quoted
-from .family import Family
 from .ngc_family import NgcImageFamily
 from .wheel_family import WheelImageFamily
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional, Sequence
+
     from ..model.imageref import ImageRef
+    from .family import Family
 
 _RELEASE_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?\Z", re.ASCII)
 

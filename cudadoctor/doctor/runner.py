@@ -3,10 +3,12 @@ becomes one reported ``internal-error`` finding for that check, and the others s
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from ..model.findings import FAIL, Finding
 from ..rules.context import Check, CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
 
 INTERNAL_ERROR = "internal-error"
 _MAX_ERROR_TEXT = 200

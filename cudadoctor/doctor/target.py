@@ -4,7 +4,6 @@ or from an image (the table's family facts for its tag, else its environment, el
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional
 
 from ..compat.table import CompatTable
 from ..model.facts import ImageFacts
@@ -13,7 +12,10 @@ from ..model.target import Target
 from ..model.versions import CudaVersion, VersionError
 from ..recommend import Recommendation
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from ..model.imageref import ImageRef
     from .request import Request
 

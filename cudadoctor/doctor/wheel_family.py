@@ -3,19 +3,21 @@ variant (pytorch/pytorch, pytorch-cuda, a user's families file), and the wheels 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
-
 from ..compat.table import CompatTable, ImageFamily, PytorchRelease
 from ..model.record import record
 from ..model.target import Target
 from ..recommend import Recommendation, newest_fit, recommend
-from .family import WHEEL_IMAGE, CandidateReach, Family
+from .kinds import WHEEL_IMAGE
 from .ngc_family import NgcImageFamily
 from .target import release_target
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from ..fleet.judge import Coverage
     from ..host.view import HostView
+    from .family import CandidateReach, Family
     from .request import Request
 
 

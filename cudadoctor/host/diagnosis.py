@@ -4,11 +4,12 @@ Pure helpers over the facts, shared by the NVML, kernel and environment checks."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
-
 from ..model.facts import NVML_LIBRARY_MISSING, SystemFacts, driver_library_version
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from .view import HostView
 
 

@@ -9,14 +9,16 @@ matrix runs a newer container CUDA; a GeForce card does not (CUDA error 804).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..compat.ngc import NgcRelease
 from ..compat.table import ToolkitArchitectures, WheelVariant
 from ..model.facts import GpuFacts
 from ..model.record import record
 from ..model.versions import ComputeCapability, CudaVersion
 from .view import FULL, MINOR_COMPAT, UNKNOWN, HostView, gpu_label
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NATIVE = "native"
 FORWARD_COMPAT = "forward-compat"

@@ -8,15 +8,17 @@ no rule parses a fact again.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, TypeVar
-
 from ..compat.table import CompatTable, GpuModel, LastDriverBranch, WheelVariant, host_platform
 from ..model.facts import NVML_OK, GpuFacts, HostFacts, ImageFacts, SystemFacts
 from ..model.record import field, kept, record, replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from .visibility import Visibility, visibility_of, visible_devices_excluding
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Sequence, TypeVar
+
+    T = TypeVar("T")
 
 # How a driver relates to one CUDA version.
 FULL = "full"

@@ -18,10 +18,13 @@ differ from nvidia-smi's numbering (and cannot be predicted exactly, so it is fl
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Optional, Sequence
 
 from ..model.facts import GpuFacts, HostFacts, MigDeviceFacts
 from ..model.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 SOURCE = "CUDA Programming Guide, CUDA Environment Variables; PyTorch torch/cuda/__init__.py (_parse_visible_devices)"
 

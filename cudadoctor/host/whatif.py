@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
 from ..model.facts import NVML_OK, CudaCompatFacts, DriverFacts, GpuFacts, HostFacts, SystemFacts
 from ..compat.table import CompatTable, GpuModel
 from ..model.record import replace
 from ..model.versions import ComputeCapability, CudaVersion, DriverVersion, VersionError
 from ..model.text import quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 
 class WhatIfError(ValueError):

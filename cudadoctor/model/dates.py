@@ -8,7 +8,9 @@ counted here, and anything else (another ISO 8601 form, or no date at all) is le
 
 from __future__ import annotations
 
-from typing import Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 

@@ -7,11 +7,14 @@ Facts say what *is*; they carry no judgement. A probe that could not read someth
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from .hygiene import ImageHygiene
 from .record import field, record
 from .topology import FabricFacts, GpuPeerFacts, InterconnectFacts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # NVML's state as one word, so rules can switch on it without parsing error texts.
 # More GPUs than this in one host is a driver answering garbage (0xFFFFFFFF), not a machine: the

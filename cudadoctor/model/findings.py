@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
-
 from .record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Optional
 
 OK = "ok"
 INFO = "info"

@@ -5,9 +5,11 @@ the judging is rules/hygiene.py's."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Where the files that matter live; directories are read whole (bounded), files one by one.
 SSHD_CONFIG = "/etc/ssh/sshd_config"

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Optional
 
 from .text import quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Longest integer any reader needs: a byte count up to an EiB is 19 digits, a port 5, a count 7.
 MAX_DIGITS = 19

@@ -16,19 +16,34 @@ a hundred times in one process (the fleet's findings, say) gets an ``__init__`` 
 from __future__ import annotations
 
 import keyword
-import sys
 from operator import attrgetter
-from typing import Any, Callable, Generic, Optional, TypeVar, overload
 
-if sys.version_info >= (3, 11):
-    from typing import dataclass_transform
-else:  # Python 3.10: only type checkers read it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sys
+    from typing import Any, Callable, Generic, Optional, TypeVar, overload
 
-    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+    if sys.version_info >= (3, 11):
+        from typing import dataclass_transform
+    else:
+        from typing_extensions import dataclass_transform
+
+    T = TypeVar("T")
+else:
+    # What type checkers read of typing, made inert: typing costs a `check` about 4 ms to import
+    # (docs/performance.md), and none of these changes what a record does. An overload's variants
+    # are replaced by its last definition, as with typing's; kept[T] is kept.
+    def overload(func: object) -> object:
+        return func
+
+    def dataclass_transform(**_: object) -> object:
         return lambda decorated: decorated
 
+    class Generic:
+        def __class_getitem__(cls, item: object) -> type:
+            return cls
 
-T = TypeVar("T")
+    T = None
 
 _MISSING: Any = object()
 
@@ -250,12 +265,12 @@ def record(cls: type[T]) -> type[T]: ...
 
 
 @overload
-def record(*, eq: bool = True, order: bool = False) -> Callable[[type[T]], type[T]]: ...
+def record(*, eq: bool = True, order: bool = False) -> Callable[[type[T]], type[T]]: ...  # noqa: F811 (the overload above is typing's to ruff only under TYPE_CHECKING)
 
 
 # Tells type checkers (PEP 681) that records are built like frozen dataclasses: the same __init__.
 @dataclass_transform(eq_default=True, order_default=False, frozen_default=True, field_specifiers=(field,))
-def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) -> Any:
+def record(cls: Optional[type] = None, *, eq: bool = True, order: bool = False) -> Any:  # noqa: F811
     """Make ``cls`` a frozen value class (see the module docstring). ``eq=False`` keeps the
     class's own (or inherited) equality and hashing; ``order=True`` orders by the field values."""
 
@@ -343,9 +358,9 @@ class kept(Generic[T]):
     def __get__(self, instance: None, owner: Optional[type] = None) -> "kept[T]": ...
 
     @overload
-    def __get__(self, instance: object, owner: Optional[type] = None) -> T: ...
+    def __get__(self, instance: object, owner: Optional[type] = None) -> T: ...  # noqa: F811 (as for record)
 
-    def __get__(self, instance: Optional[object], owner: Optional[type] = None) -> Any:
+    def __get__(self, instance: Optional[object], owner: Optional[type] = None) -> Any:  # noqa: F811
         if instance is None:
             return self
         value = instance.__dict__[self.name] = self.func(instance)  # the instance's dict is read first from now on

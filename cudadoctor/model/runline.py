@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Optional
 
 from .numbers import NumberError, parse_decimal, parse_int
 from .record import record
 from .text import quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class RunLineError(ValueError):

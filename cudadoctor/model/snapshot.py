@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import types
-import typing
-from typing import Any, Union
 
 from .facts import NVML_STATES, HostFacts
 from .record import fields, is_record
 from .text import has_lone_surrogate, quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SNAPSHOT_SCHEMA = 1
 SNAPSHOT_KIND = "cudadoctor-host-snapshot"
@@ -43,7 +45,12 @@ def _field_types(cls: type) -> dict[str, Any]:
     """The resolved annotations of a facts class; evaluated once per class, not once per snapshot."""
     hints = _FIELD_TYPES.get(cls)
     if hints is None:
-        hints = _FIELD_TYPES[cls] = typing.get_type_hints(cls)
+        import typing
+
+        # The facts modules import typing's names for type checkers only (a check that reads no
+        # snapshot imports no typing): their annotations find them here.
+        names = {name: getattr(typing, name) for name in ("Any", "Optional", "Union", "Sequence", "Mapping")}
+        hints = _FIELD_TYPES[cls] = typing.get_type_hints(cls, localns=names)
     return hints
 
 
@@ -57,8 +64,10 @@ def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
     Raises SnapshotError naming the JSON path of the first bad value. Unknown keys are ignored
     so that snapshots written by newer versions of the same schema still load.
     """
+    import typing  # here: only a snapshot being read needs it
+
     origin = typing.get_origin(cls)
-    if origin in (Union, types.UnionType):
+    if origin in (typing.Union, types.UnionType):
         args = typing.get_args(cls)
         if data is None and type(None) in args:
             return None
@@ -115,7 +124,7 @@ def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
         if has_lone_surrogate(data):
             raise SnapshotError(f"{path}: the string {quoted(data)} is not valid Unicode (a lone surrogate escape)")
         return data
-    if cls is Any:
+    if cls is typing.Any:
         return data
     raise SnapshotError(f"{path}: cannot read a value of type {_type_name(cls)}")
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .facts import ImageFacts
 from .record import record
 from .runline import RunLine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @record

@@ -9,7 +9,10 @@ ellipsis. Pure: text in, text out.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The longest line an error may be (the bound), and the most of one value a message quotes.
 LINE_LIMIT = 300

@@ -8,11 +8,12 @@ cudadoctor/probe/topology.py, so snapshots stay readable without nvml.h at hand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
-
 from .record import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional, Sequence
+
     from .facts import GpuFacts
 
 # nvmlDeviceGetTopologyCommonAncestor, as words (nvml.h nvmlGpuTopologyLevel_t; `nvidia-smi topo -m`

@@ -7,10 +7,13 @@ value and what is accepted, so the CLI can turn it into a one-line usage error.
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from .record import record
 from .text import quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = [
     "VersionError",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Optional
 
 from ..about import __version__
 from ..model.facts import NVML_NOT_PROBED, DriverFacts, GpuFacts, HostFacts
@@ -12,7 +11,10 @@ from .libcuda import DEFAULT_LIBCUDA_TIMEOUT_S, probe_libcuda_watched
 from .system import probe_system
 from .torch_probe import probe_torch_metadata, probe_torch_runtime
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from .nvml import NvmlProbe
 
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping, Optional, Sequence
 
 from ..model.topology import InfinibandDeviceFacts, InterconnectFacts
 from .torch_probe import find_torch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Optional, Sequence
 
 # The NCCL knobs that turn a transport off or narrow where it is used (NCCL's environment variables).
 NCCL_VARIABLES = (

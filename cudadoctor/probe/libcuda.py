@@ -11,10 +11,13 @@ raises.
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
 
 from ..model.facts import LibcudaFacts
 from ..model.versions import CudaVersion
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 LIBRARY = "libcuda.so.1"
 CUDA_ERROR_STUB_LIBRARY = 34

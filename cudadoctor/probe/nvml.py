@@ -13,8 +13,6 @@ the rest of the probes still run.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Union
-
 from ..model.facts import (
     MAX_DEVICE_COUNT,
     NVML_BAD_DEVICE_COUNT,
@@ -37,6 +35,10 @@ from ..model.versions import CudaVersion
 from .libcuda import libcuda_answer, libcuda_facts
 from .topology import attach_topology
 from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, WatchedChild
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
 
@@ -373,7 +375,7 @@ class InProcess:
         return None  # asked where libcuda's own watchdog can run it (probe_libcuda_watched)
 
 
-NvmlProbe = Union[NvmlWatch, InProcess]
+NvmlProbe = NvmlWatch | InProcess  # written with |, not typing.Union: no typing at run time
 
 
 def _watchdog_facts(state: str, text: str) -> DriverFacts:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Mapping, Optional
 
 from ..model.facts import (
     DRIVER_LIBRARY_NAME,
@@ -24,6 +23,10 @@ from ..model.facts import (
     SystemFacts,
 )
 from .interconnect import probe_interconnect
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Optional
 
 SYSROOT_ENV = "CUDADOCTOR_SYSROOT"
 

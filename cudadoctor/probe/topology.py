@@ -12,7 +12,6 @@ other failure leaves the fact unknown (None); nothing here raises.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Optional, Protocol
 
 from ..model.facts import GpuFacts
 from ..model.record import replace
@@ -52,14 +51,17 @@ _FUNCTION_NOT_FOUND = 13
 _VERSION_MISMATCH = 25  # NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 _DEFAULT_MAX_LINKS = 18  # NVML_NVLINK_MAX_LINKS before pynvml 12.570 raised it to 36
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Protocol
 
-class Guard(Protocol):
-    """probe/nvml.py's _Guard: a call whose failure means unknown."""
+    class Guard(Protocol):
+        """probe/nvml.py's _Guard: a call whose failure means unknown."""
 
-    nvml: Any
-    lost: bool
+        nvml: Any
+        lost: bool
 
-    def call(self, fn: Any, *args: Any) -> Any: ...
+        def call(self, fn: Any, *args: Any) -> Any: ...
 
 
 def _code_of(guard: Guard, fn: Any, *args: Any) -> tuple[Any, Optional[int]]:

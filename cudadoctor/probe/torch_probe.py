@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Optional, Sequence
 
 from ..model.facts import TorchExtensionFacts, TorchFacts
 from ..model.record import replace
 from ..model.versions import VersionError, parse_package_version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 RUNTIME_TIMEOUT_S = 120.0
 

@@ -26,7 +26,10 @@ import select
 import signal
 import sys
 import time
-from typing import Any, Callable, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 _MAX_REPLY_BYTES = 16 * 1024 * 1024
 _LENGTH_BYTES = 8  # the length written ahead of first's answer

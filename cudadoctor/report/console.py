@@ -19,11 +19,13 @@ import codecs
 import io
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Optional, TextIO
 
 from ..model.text import printable
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Iterable, Optional, TextIO
+
     from rich.console import Console
     from rich.text import Text
 

@@ -11,7 +11,9 @@ text it would write (tests/test_json_text.py holds the two equal).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 _quoted: Optional[Callable[[str], str]]
 try:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
-
 from ..doctor.answer import Answer, pip_command
 from ..doctor.answer_json import action_payload, answer_payload
 from ..doctor.check import CheckResult
@@ -11,6 +9,10 @@ from ..model.snapshot import to_jsonable
 from ..model.findings import Finding
 from ..recommend import Recommendation
 from ..compat.table import CompatTable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 JSON_SCHEMA = 1
 

@@ -9,11 +9,14 @@ no verdict (or an info finding); should one raise all the same, the runner repor
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Iterable
 
 from ..model.findings import Finding
 from . import driver, environment, gpu, kernel, multigpu, ngc, nvml, releases, table, torch
 from .context import Check, CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterable
 
 # Report groups, in the order the text report shows them: (key, heading).
 GROUPS: tuple[tuple[str, str], ...] = (

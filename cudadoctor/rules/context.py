@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
-
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import HostView
 from ..model.facts import HostFacts
@@ -12,11 +10,14 @@ from ..model.record import kept, record
 from ..model.target import Target
 from ..model.versions import CudaVersion
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Callable, Iterable, Optional, Sequence
+
     from ..recommend import Recommendation
 
-# (release, the recommendation that fits it) for the first of some releases that fits the host.
-FirstFit = Callable[[Sequence[PytorchRelease]], Optional[tuple[PytorchRelease, "Recommendation"]]]
+    # (release, the recommendation that fits it) for the first of some releases that fits the host.
+    FirstFit = Callable[[Sequence[PytorchRelease]], Optional[tuple[PytorchRelease, "Recommendation"]]]
 
 
 @record

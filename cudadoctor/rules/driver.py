@@ -3,8 +3,6 @@ planned driver know the planned GPUs, and can CUDA forward compatibility (cuda-c
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..compat.table import CompatTable
 from ..host.view import DriverSupport, HostView, full_support_clause, gpu_label
 from ..model.facts import GpuFacts
@@ -12,6 +10,10 @@ from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import CudaVersion
 from . import ngc
 from .context import CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def check_driver_for_target(ctx: CheckContext) -> list[Finding]:

@@ -3,8 +3,6 @@ instances, memory and capabilities."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..compat.table import ARM_PLATFORM, PytorchRelease, WheelVariant, platform_label
 from ..host.view import gpu_label
 from ..model.facts import GpuFacts
@@ -12,6 +10,10 @@ from ..model.findings import FAIL, INFO, OK, WARN, Action, Finding
 from ..model.versions import ComputeCapability
 from .context import CheckContext
 from .sources import NVML_SOURCE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def _gib(size: Optional[int]) -> str:

@@ -8,8 +8,6 @@ GPU, an older snapshot, a driver without the call) give no verdict.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
 from ..host.view import out_of_reach
 from ..model.facts import GpuFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
@@ -28,6 +26,10 @@ from ..model.topology import (
 )
 from ..model.versions import CudaVersion
 from .context import CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 NVML_SOURCE = "NVML API reference: nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetP2PStatus, nvmlDeviceGetNvLinkState"
 FABRIC_SOURCE = (

@@ -4,8 +4,6 @@ container ships (data-center GPUs on the supported branches), or not."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..compat.ngc import NgcFamily, NgcRelease
 from ..host.ngc import FORWARD_COMPAT, NATIVE, NO, NOT_KNOWN, NgcFit, ngc_fit, older_month_for_gpus
 from ..host.view import out_of_reach
@@ -13,6 +11,10 @@ from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.record import replace
 from ..model.versions import CudaVersion
 from .context import CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def ngc_target(ctx: CheckContext) -> Optional[tuple[NgcFamily, str, Optional[NgcRelease]]]:

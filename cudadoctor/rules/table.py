@@ -5,11 +5,13 @@ the system here: the check is pure."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..model.dates import days_between
 from ..model.findings import INFO, Finding
 from .context import CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 STALE_AFTER_DAYS = 120
 HINT = "run `cudadoctor table update` to read the newest releases from PyTorch's wheel index"

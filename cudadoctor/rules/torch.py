@@ -3,8 +3,6 @@ that is unavailable for another reason."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..compat.install import DEFAULT_INSTALL_STYLE, install_command
 from ..compat.table import CompatTable, PytorchRelease
 from ..host.view import DriverSupport, gpu_label, out_of_reach
@@ -12,6 +10,10 @@ from ..model.facts import TorchFacts
 from ..model.findings import FAIL, INFO, OK, WARN, Finding
 from ..model.versions import ComputeCapability, CudaVersion, PackageVersion, VersionError, parse_package_version
 from .context import CheckContext
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 SOURCE = "the installed torch (package metadata, torch/version.py)"
 
