@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from cudadoctor.model.facts import HostFacts  # noqa: E402
 from cudadoctor.model.record import fields  # noqa: E402
+from cudadoctor.model.snapshot import field_types  # noqa: E402
 from cudadoctor.model.target import Target  # noqa: E402
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -55,7 +56,7 @@ def record_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     name = cls.__name__
     if name not in defs:
         defs[name] = {}  # placeholder: a record that (indirectly) holds itself
-        hints = typing.get_type_hints(cls)
+        hints = field_types(cls)  # the records import typing for type checkers only: resolved as the snapshot decoder resolves them
         properties = {f.name: type_schema(hints[f.name], defs) for f in fields(cls)}
         defs[name] = obj(properties, description=(cls.__doc__ or "").strip().split("\n")[0])
     return {"$ref": f"#/$defs/{name}"}

@@ -41,7 +41,7 @@ def to_jsonable(value: Any) -> Any:
 _FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
 
-def _field_types(cls: type) -> dict[str, Any]:
+def field_types(cls: type) -> dict[str, Any]:
     """The resolved annotations of a facts class; evaluated once per class, not once per snapshot."""
     hints = _FIELD_TYPES.get(cls)
     if hints is None:
@@ -92,7 +92,7 @@ def from_jsonable(cls: Any, data: Any, path: str = "$") -> Any:
     if isinstance(cls, type) and hasattr(cls, "__record_fields__"):
         if not isinstance(data, dict):
             raise SnapshotError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
-        hints = _field_types(cls)
+        hints = field_types(cls)
         kwargs = {}
         for f in fields(cls):
             if f.name in data:
