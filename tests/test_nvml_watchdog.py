@@ -276,3 +276,17 @@ def test_nvml_is_asked_in_a_fresh_child_when_libcuda_hangs_in_the_shared_one(fak
     error, state, count, fresh = json.loads(run.stdout)
     assert "did not return within 1 s" in error
     assert (state, count, fresh) == ("ok", 2, True)
+
+
+def test_a_cancelled_watch_asks_neither_library_again() -> None:
+    from cudadoctor.probe.nvml import NvmlWatch
+    from cudadoctor.probe.watchdog import live_children
+
+    watch = NvmlWatch.start(30, libcuda=True)
+    if isinstance(watch, NvmlWatch):
+        pid = watch.pid
+        watch.cancel()
+        assert watch.libcuda() is None
+        driver, gpus = watch.result()
+        assert (driver.nvml_state, gpus, watch.pid) == ("crashed", (), pid)  # "ended without an answer", no fresh child
+        assert live_children() == frozenset()

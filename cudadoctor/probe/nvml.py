@@ -298,6 +298,7 @@ class NvmlWatch:
 
     def cancel(self) -> None:
         """Stop the child: its answer is not wanted (the command failed before it was read)."""
+        self.libcuda_pending = False  # nor libcuda's: no fresh child is started for NVML
         if self.child is not None:
             self.child.cancel()
 

@@ -105,7 +105,7 @@ class WatchedChild:
             try:
                 value = marshal.loads(payload)
             except (ValueError, EOFError, TypeError):
-                payload = None
+                pass  # garbled: cancelled below, like an answer too long
             else:
                 self.deadline = time.monotonic() + self.timeout
                 return OK, value
@@ -114,9 +114,7 @@ class WatchedChild:
             return NO_ANSWER, None
         os.close(self.read_end)  # the child ended (or closed its end) before it answered
         self.read_end = -1
-        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
-        if code is None:
-            kill_child(self.pid)
+        code = self._reaped()
         return (CRASHED, signal_name(-code)) if code is not None and code < 0 else (NO_ANSWER, code)
 
     def answer(self) -> tuple[str, Any]:
@@ -135,15 +133,22 @@ class WatchedChild:
         if not finished:
             kill_child(self.pid)
             return HUNG, None
-        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
+        code = self._reaped()
         if code is not None and code < 0:
             return CRASHED, signal_name(-code)
-        if code is None:  # closed its end and kept running: not wanted any more
-            kill_child(self.pid)
         try:
             return (OK, marshal.loads(reply)) if reply else (NO_ANSWER, code)
         except (ValueError, EOFError, TypeError):  # a truncated or garbled answer
             return NO_ANSWER, code
+
+
+    def _reaped(self) -> Optional[int]:
+        """The exit status of the child, which has closed its end (negative: the signal that
+        killed it); None when it kept running, and is killed."""
+        code = _reap(self.pid, time.monotonic() + max(self.timeout, 1.0))
+        if code is None:  # closed its end and kept running: not wanted any more
+            kill_child(self.pid)
+        return code
 
 
 def kill_child(pid: int) -> None:

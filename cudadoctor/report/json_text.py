@@ -92,7 +92,7 @@ def dumps_indented(value: Any) -> str:
 def quoted(text: str) -> str:
     """``json.dumps(text)`` for a string."""
     if _quoted is not None and type(text) is str:
-        return str(_quoted(text))
+        return _quoted(text)
     import json
 
     return json.dumps(text)
