@@ -290,3 +290,83 @@ def test_a_cancelled_watch_asks_neither_library_again() -> None:
         driver, gpus = watch.result()
         assert (driver.nvml_state, gpus, watch.pid) == ("crashed", (), pid)  # "ended without an answer", no fresh child
         assert live_children() == frozenset()
+
+
+def test_a_first_answer_waited_for_briefly_is_pending_and_may_be_asked_again() -> None:
+    from cudadoctor.probe.watchdog import OK, PENDING, WatchedChild
+
+    child = WatchedChild.start(lambda: "work", 5.0, first=lambda: _sleep_then(0.5, "first"))
+    assert child is not None
+    assert child.first_answer(within=0.05) == (PENDING, None)
+    assert child.first_answer() == (OK, "first")
+    assert child.answer() == (OK, "work")
+
+
+def test_a_frame_read_in_two_waits_is_put_together() -> None:
+    from cudadoctor.probe.watchdog import _LATE, _LENGTH_BYTES, _READ, _read_frame
+
+    answer = b"a first answer" * 10
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, len(answer).to_bytes(_LENGTH_BYTES, "big") + answer[:50])
+        payload, got, ending = _read_frame(read_end, time.monotonic() + 0.05)
+        assert (payload, ending) == (None, _LATE) and len(got) == _LENGTH_BYTES + 50
+        os.write(write_end, answer[50:] + b"then work's")
+        assert _read_frame(read_end, time.monotonic() + 5, got) == (answer, b"then work's", _READ)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_an_answer_already_in_the_pipe_when_the_deadline_passes_is_read() -> None:
+    from cudadoctor.probe.watchdog import OK, WatchedChild
+
+    child = WatchedChild.start(lambda: "done", 0.2)
+    assert child is not None
+    time.sleep(0.6)  # the child answered at once; nobody read it before its deadline
+    assert child.answer() == (OK, "done")
+    both = WatchedChild.start(lambda: "work", 0.2, first=lambda: "first")
+    assert both is not None
+    time.sleep(0.6)
+    assert both.first_answer() == (OK, "first")
+    assert both.answer() == (OK, "work")
+
+
+def _watch_both(env: dict[str, str], timeout: float) -> list:
+    """libcuda, then NVML, through one NvmlWatch in a process of their own: [libcuda's error and
+    version, NVML's state, GPUs, whether NVML was asked in another child, seconds taken, children
+    left]."""
+    code = (
+        "import json, time; from cudadoctor.probe.nvml import NvmlWatch\n"
+        "from cudadoctor.probe.watchdog import live_children\n"
+        f"start = time.monotonic(); watch = NvmlWatch.start({timeout}, libcuda=True); first = watch.pid\n"
+        "libcuda = watch.libcuda(); driver, gpus = watch.result()\n"
+        "print(json.dumps([libcuda.error, libcuda.driver_version, driver.nvml_state, len(gpus), watch.pid != first,\n"
+        "                  time.monotonic() - start, sorted(live_children())]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, nvml_config: dict, cuda_config: dict) -> dict[str, str]:
+    env = fake_nvml_env(nvml_config)
+    config = nvml_stub.write_config(tmp_path / "cuda.conf", cuda_config)
+    return {**os.environ, **env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}
+
+
+def test_a_slow_libcuda_is_waited_for_while_nvml_is_asked_in_a_child_of_its_own(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"count": 2}, {"version": 12080, "delay_ms": 800})
+    error, version, state, count, fresh, _, left = _watch_both(env, 10.0)
+    assert (error, version) == (None, "12.8")  # its answer, after the grace, still stands
+    assert (state, count, fresh, left) == ("ok", 2, True, [])  # the first child was stopped, not left
+
+
+def test_libcuda_and_nvml_both_hanging_cost_one_timeout_not_two(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"count": 2, "hang.nvmlInit": 1}, {"hang": 1})
+    error, version, state, count, fresh, seconds, left = _watch_both(env, 2.0)
+    assert "did not return within 2 s" in error and version is None
+    assert (state, count, fresh, left) == ("hung", 0, True, [])
+    # NVML's child started at the grace, not at libcuda's deadline: about 2.25 s, where one after
+    # the other takes 4 s at the least
+    assert seconds < 3.6

@@ -34,13 +34,16 @@ from ..model.topology import FabricFacts, GpuPeerFacts
 from ..model.versions import CudaVersion
 from .libcuda import libcuda_answer, libcuda_facts
 from .topology import attach_topology
-from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, WatchedChild
+from .watchdog import CRASHED, HUNG, NO_ANSWER, OK, PENDING, WatchedChild
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Optional
 
 DEFAULT_NVML_TIMEOUT_S = 10.0  # a cold nvmlInit on a host without persistence mode takes seconds
+# libcuda loads and answers its version in tens of milliseconds on a sound host: one still silent
+# after this has NVML asked in a child of its own meanwhile (NvmlWatch.libcuda)
+LIBCUDA_GRACE_S = 0.25
 
 # NVML's brand enum -> the lowercase names libnvidia-container matches `brand=` requirements on.
 BRAND_NAMES = {
@@ -282,7 +285,10 @@ class NvmlWatch:
 
     With ``libcuda``, the child first loads libcuda and asks its version (probe/libcuda.py), each
     library within ``timeout``: one fork for both. A libcuda that hangs or crashes is reported as
-    it is in a child of its own, and NVML is then asked in a fresh child."""
+    it is in a child of its own. One that has not answered within LIBCUDA_GRACE_S has NVML asked
+    in a fresh child at once, while libcuda's own deadline runs (the first child is stopped once
+    libcuda answers): so a host whose libcuda and NVML both hang costs one ``timeout`` (and the
+    grace), not two one after the other."""
 
     def __init__(self, child: WatchedChild, libcuda: bool = False) -> None:
         self.child: Optional[WatchedChild] = child
@@ -306,11 +312,18 @@ class NvmlWatch:
         """libcuda's facts, asked in this child ahead of NVML; None when it was started without."""
         if self.libcuda_pending and self.child is not None:
             self.libcuda_pending = False
-            state, value = self.child.first_answer()
+            state, value = self.child.first_answer(within=LIBCUDA_GRACE_S)
+            spare = None
+            if state == PENDING:  # a slow or hung libcuda: NVML starts now, not at libcuda's deadline
+                spare = WatchedChild.start(_nvml_answer, self.timeout)
+                state, value = self.child.first_answer()
             self._libcuda = libcuda_facts(state, value, self.timeout)
-            if state != OK:  # the child went with libcuda: NVML is asked in one of its own
+            if spare is not None:  # NVML is already being asked there: the first child is not needed
+                self.child.cancel()
+                self.child = spare
+            elif state != OK:  # the child went with libcuda: NVML is asked in one of its own
                 self.child = WatchedChild.start(_nvml_answer, self.timeout)
-                self.pid = self.child.pid if self.child is not None else self.pid
+            self.pid = self.child.pid if self.child is not None else self.pid
         return self._libcuda
 
     def result(self) -> Probed:

@@ -6,7 +6,9 @@ under a deadline, and nothing this process starts outlives it.
 deadline, then kills the child. With ``first``, the same child runs ``first()`` before ``work()``
 and answers it first (``first_answer()``), each within its own ``timeout``: two libraries probed
 for the cost of one fork (a fork, and the copy-on-write faults after it, cost about as much as
-the libcuda probe itself). The child
+the libcuda probe itself); ``first_answer(within=...)`` waits only that long (PENDING where
+``first`` has not answered yet, and may be asked again). An answer that is in the pipe when
+the deadline passes is still read. The child
 
 - asks the kernel to kill it when its parent dies (``PR_SET_PDEATHSIG`` through ``prctl`` on
   Linux), and leaves at once if the parent is already gone;
@@ -42,6 +44,7 @@ OK = "ok"
 HUNG = "hung"
 CRASHED = "crashed"  # killed by a signal
 NO_ANSWER = "unanswered"  # ended without a (whole) answer (a state of the child, never shown)
+PENDING = "pending"  # first_answer(within=...): not answered yet, still running before its deadline
 
 
 class WatchedChild:
@@ -52,6 +55,7 @@ class WatchedChild:
         self.deadline = time.monotonic() + timeout
         self.first_pending = first  # the answer of ``first`` is still in the pipe, ahead of work's
         self.read_ahead = b""  # what was read of work's answer with first's
+        self._first_read = b""  # what was read of first's answer by a first_answer that returned PENDING
 
     @classmethod
     def start(cls, work: Callable[[], Any], timeout: float, first: Optional[Callable[[], Any]] = None) -> Optional["WatchedChild"]:
@@ -91,13 +95,21 @@ class WatchedChild:
             self.read_end = -1
             kill_child(self.pid)
 
-    def first_answer(self) -> tuple[str, Any]:
+    def first_answer(self, within: Optional[float] = None) -> tuple[str, Any]:
         """The answer of ``first``, as :meth:`answer` gives work's; then work's own ``timeout``
-        starts. Unless OK, the child is gone (killed, or it ended), and ``answer`` has nothing."""
+        starts. Unless OK, the child is gone (killed, or it ended), and ``answer`` has nothing.
+        With ``within``, waits at most that many seconds: (PENDING, None) when ``first`` is still
+        running then, before its deadline (ask again to go on waiting)."""
         if not self.first_pending or self.read_end < 0:
             return NO_ANSWER, None
+        until = self.deadline if within is None else min(self.deadline, time.monotonic() + within)
+        payload, rest, ending = _read_frame(self.read_end, until, self._first_read)
+        if ending == _LATE and until < self.deadline:
+            self._first_read = rest
+            return PENDING, None
         self.first_pending = False
-        payload, self.read_ahead, ending = _read_frame(self.read_end, self.deadline)
+        self._first_read = b""
+        self.read_ahead = rest if ending == _READ else b""
         if ending == _LATE:
             self.cancel()
             return HUNG, None
@@ -257,9 +269,8 @@ def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
     while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return b"", False
+        # Past the deadline the pipe is still looked at once: an answer already there is read.
+        remaining = max(deadline - time.monotonic(), 0.0)
         try:
             ready, _, _ = select.select([fd], [], [], remaining)
         except InterruptedError:
@@ -278,11 +289,10 @@ def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
 _READ, _ENDED, _LATE, _TOO_LONG = "read", "ended", "late", "too long"
 
 
-def _read_frame(fd: int, deadline: float) -> tuple[Optional[bytes], bytes, str]:
-    """One answer written with its length ahead of it: (the answer or None, what was read past
-    it, and how the reading ended: _READ, _ENDED (end of file first), _LATE (the deadline first),
-    _TOO_LONG)."""
-    got = b""
+def _read_frame(fd: int, deadline: float, got: bytes = b"") -> tuple[Optional[bytes], bytes, str]:
+    """One answer written with its length ahead of it, ``got`` the part of it read before: (the
+    answer or None, what was read past it (_READ) or of it (_LATE), and how the reading ended:
+    _READ, _ENDED (end of file first), _LATE (the deadline first), _TOO_LONG)."""
     while True:
         if len(got) >= _LENGTH_BYTES:
             end = _LENGTH_BYTES + int.from_bytes(got[:_LENGTH_BYTES], "big")
@@ -290,15 +300,13 @@ def _read_frame(fd: int, deadline: float) -> tuple[Optional[bytes], bytes, str]:
                 return None, b"", _TOO_LONG
             if len(got) >= end:
                 return got[_LENGTH_BYTES:end], got[end:], _READ
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None, b"", _LATE
+        remaining = max(deadline - time.monotonic(), 0.0)  # past it, looked at once more (above)
         try:
             ready, _, _ = select.select([fd], [], [], remaining)
         except InterruptedError:
             continue
         if not ready:
-            return None, b"", _LATE
+            return None, got, _LATE
         chunk = os.read(fd, 65536)
         if not chunk:
             return None, b"", _ENDED

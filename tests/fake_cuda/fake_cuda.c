@@ -9,11 +9,13 @@
  *   version_rc=0         its return code (34 CUDA_ERROR_STUB_LIBRARY, 3 NOT_INITIALIZED, ...)
  *   hang=1               cuDriverGetVersion never returns (a wedged driver)
  *   crash=1              cuDriverGetVersion raises SIGSEGV (a crashing driver)
+ *   delay_ms=N           cuDriverGetVersion answers after N milliseconds (a slow driver)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -46,6 +48,12 @@ static long config_number(const char *wanted, long fallback)
 CUresult cuDriverGetVersion(int *version)
 {
     CUresult result;
+    long delay_ms = config_number("delay_ms", 0);
+    if (delay_ms > 0) {
+        struct timespec pause_for = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        while (nanosleep(&pause_for, &pause_for) != 0)
+            ; /* the rest of it, after a signal */
+    }
     if (config_number("crash", 0))
         raise(SIGSEGV);
     while (config_number("hang", 0))
