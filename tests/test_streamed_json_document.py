@@ -71,3 +71,14 @@ def test_an_iterator_member_is_written_as_a_list_entry_by_entry() -> None:
 
 def test_no_members_is_an_empty_object() -> None:
     assert "".join(json_members_text([])) == json.dumps({}, indent=2)
+
+
+def test_a_long_list_is_written_in_batches_as_one_dumps_writes_it() -> None:
+    # Entries are encoded many to a call: runs that end mid-batch, and a batch that holds an entry
+    # msgspec cannot write (json then writes that batch), still join into json's text.
+    entries: list[Any] = [{"n": n, "text": "é\n" * (n % 3), "list": list(range(n % 4)), "empty": {}} for n in range(300)]
+    entries[130] = {True: "a key json writes as text"}
+    for count in (1, 63, 64, 65, 128, 300):
+        members = [("groups", entries[:count]), ("tail", 1)]
+        lazy = [("groups", iter(entries[:count])), ("tail", 1)]
+        assert "".join(json_members_text(lazy)) == json.dumps(dict(members), indent=2)
