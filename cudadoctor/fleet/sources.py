@@ -115,27 +115,25 @@ def _info_platform(info: Any) -> tuple[Optional[str], Optional[str]]:
 
 
 @lru_cache(maxsize=4096)
-def _facts_of(labels: tuple[tuple[str, str], ...], node_os: Optional[str], node_arch: Optional[str]) -> Optional[HostFacts]:
+def _facts_of(names: tuple[str, ...], values: tuple[str, ...], node_os: Optional[str], node_arch: Optional[str]) -> Optional[HostFacts]:
     """One facts object per distinct label set: 10 000 nodes of 40 kinds build 40 (records are frozen)."""
-    return facts_from_labels(dict(labels), node_os=node_os, node_arch=node_arch)
+    return facts_from_labels(dict(zip(names, values)), node_os=node_os, node_arch=node_arch)
 
 
 def _labelled_host(name: str, labels: dict[str, str], platform: tuple[Optional[str], Optional[str]], where: str) -> FleetHost:
-    """A node's host from its checked name and labels: its nvidia.com/ and platform labels (sorted,
-    GFD's timestamp left out) with its nodeInfo platform are all that decides its facts, so
-    identical nodes share one key."""
+    """A node's host from its checked name and labels: its nvidia.com/ and platform labels (GFD's
+    timestamp left out) with its nodeInfo platform are all that decides its facts, so identical
+    nodes share one key."""
     # Sorted, GFD's label names are one run (found by bisection): a node carries dozens of others.
-    # Names and values are paired in C; names are unique, so the pairs sort as their names do.
+    # The key is the names and their values, two tuples made in C (not a pair per label): equal
+    # label sets give equal keys, the platform's names always coming after GFD's in one order.
     names = sorted(labels)
     chosen = names[bisect_left(names, GFD_PREFIX) : bisect_left(names, _GFD_AFTER_NAME)]
     if GFD_TIMESTAMP in labels:  # in GFD's run
         chosen.remove(GFD_TIMESTAMP)
-    platform_names = [key for key in PLATFORM_LABELS if key in labels]
-    if platform_names:
-        chosen += platform_names
-        chosen.sort()
+    chosen += [key for key in PLATFORM_LABELS if key in labels]
     try:
-        facts = _facts_of(tuple(zip(chosen, map(labels.__getitem__, chosen))), *platform)
+        facts = _facts_of(tuple(chosen), tuple(map(labels.__getitem__, chosen)), *platform)
     except LabelError as exc:
         raise SourceError(f"{where}: node {quoted(name, 80)}: {exc}") from None
     return FleetHost(name=name, source=where, origin=NODE_LABELS, facts=facts, kind=facts)  # labels name no host
