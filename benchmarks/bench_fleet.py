@@ -1,5 +1,8 @@
-"""`cudadoctor fleet --json` at scale, as ratios to one `cudadoctor check --json --snapshot` measured
-in the same interleaved run (docs/performance.md, "The fleet").
+"""`cudadoctor fleet --json` at scale, as ratios to one `cudadoctor check --json` measured in the same
+interleaved run (docs/performance.md, "The fleet"): the check on 8 stand-in GPUs (the stand-in
+libnvidia-ml.so.1 the tests compile, tests/nvml_stub.py: the check a host runs, issue 22's "one
+check"), and the cheaper `check --json --snapshot` of one host's snapshot (no NVML child), so the
+stricter ratio is shown beside it.
 
 Inputs, generated under a temporary directory (never committed):
 - distinct: a `kubectl get nodes -o json` list of N nodes labelled as NVIDIA's GPU Feature
@@ -10,10 +13,11 @@ Inputs, generated under a temporary directory (never committed):
   under its own host name, probe time and GPU UUIDs, in 100 subdirectories).
 
 Each round runs every command once, in turn, as a fresh process; a command's CPU time (user +
-system) and peak memory are the child's own (os.wait4). Per round, each fleet command's CPU time
-and wall time are divided by the check's of the same round; the table shows the median ratio and
-its spread (lowest-highest) over the rounds, so a busy machine moves both sides of a ratio alike.
-A last column divides the fleet command's least CPU time over the rounds by the check's least:
+system, with the children it waited for: the check's NVML child) and peak memory are the child's
+own (os.wait4). Per round, each fleet command's CPU time and wall time are divided by each check's
+of the same round; the table shows the median ratio and its spread (lowest-highest) over the
+rounds, so a busy machine moves both sides of a ratio alike. A last column divides the fleet
+command's least CPU time over the rounds by the 8-GPU check's least:
 on a shared machine whose neighbours inflate CPU time from round to round (caches, a sibling
 thread), each least is the nearest to the work alone.
 
@@ -46,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fleet_nodes import GPUS, gfd_labels, node  # noqa: E402
+from nvml_stub import prepare_fake_host  # noqa: E402
 
 DRIVERS = ["470.256.02", "525.147.05", "535.216.01", "550.127.05", "560.35.03", "570.133.20", "575.57.08",
            "580.95.05", "590.44.01", "595.45.04"]  # fmt: skip
@@ -152,7 +157,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         distinct, few, snapshots = write_inputs(work, args.nodes)
-        check = [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")]
+        checks = {
+            "gpus": [exe, "check", "--json"],
+            "snapshot": [exe, "check", "--json", "--snapshot", str(ROOT / "tests/hosts/h100-550.json")],
+        }
         commands = [
             (f"fleet --json, {args.nodes} distinct nodes", [exe, "fleet", "--json", str(distinct)]),
             (f"fleet --json, {args.nodes} nodes of ~40 kinds", [exe, "fleet", "--json", str(few)]),
@@ -170,43 +178,53 @@ def main() -> None:
         # Run as an installed package runs: its bytecode (and the console script's compiled modules
         # and table) cached, here in a cache of this run's own, stored by one warm-up round.
         env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for name in ("PYTHONDONTWRITEBYTECODE", "CUDADOCTOR_CACHE", "CUDADOCTOR_TABLE", "FAKE_NVML_CONFIG"):
+            env.pop(name, None)
+        gpu_host = prepare_fake_host(work / "host")  # only the 8-GPU check is given it
         trees = {os.environ.get("PYTHONPATH") or "installed": env}
         if args.against:
             trees[args.against] = dict(env, PYTHONPATH=args.against, XDG_CACHE_HOME=str(work / "cache-against"))
         print(f"{args.rounds} interleaved rounds; distinct list {distinct.stat().st_size / 2**20:.1f} MiB, few-kinds list {few.stat().st_size / 2**20:.1f} MiB")
-        for tree_env in trees.values():
-            run_once(check, tree_env)
-            for _, argv in commands:
-                run_once(argv, tree_env)
-        base: dict[str, list[tuple[float, float, float]]] = {tree: [] for tree in trees}
+
+        def env_of(tree: str, label: str) -> dict[str, str]:
+            return dict(trees[tree], **gpu_host) if label == "gpus" else trees[tree]
+
+        for tree in trees:
+            for label, argv in [*checks.items(), *commands]:
+                run_once(argv, env_of(tree, label))
+        base: dict[str, dict[str, list[tuple[float, float, float]]]] = {tree: {label: [] for label in checks} for tree in trees}
         results: dict[str, dict[str, list[tuple[float, float, float]]]] = {tree: {label: [] for label, _ in commands} for tree in trees}
         for round_number in range(args.rounds):
-            # the check and the fleet commands in an order rotated each round, so that no command
+            # the checks and the fleet commands in an order rotated each round, so that no command
             # always follows the same one; with two trees, each goes first every other round
-            order = [("check", check), *commands]
+            order = [*checks.items(), *commands]
             shift = round_number % len(order)
-            turns = list(trees.items())
-            for tree, tree_env in turns[round_number % len(turns):] + turns[: round_number % len(turns)]:
+            turns = list(trees)
+            for tree in turns[round_number % len(turns):] + turns[: round_number % len(turns)]:
                 for label, argv in order[shift:] + order[:shift]:
-                    (base[tree] if label == "check" else results[tree][label]).append(run_once(argv, tree_env))
+                    (base[tree][label] if label in checks else results[tree][label]).append(run_once(argv, env_of(tree, label)))
         for tree in trees:
             if len(trees) > 1:
                 print(f"\n{tree}:")
-            runs_of = base[tree]
-            print(f"one `check --json --snapshot`: CPU {statistics.median(b[0] for b in runs_of) * 1000:.0f} ms, "
-                  f"wall {statistics.median(b[1] for b in runs_of) * 1000:.0f} ms, peak {max(b[2] for b in runs_of):.0f} MiB (medians)")
-            print("| command | CPU ratio to check, median (range) | wall ratio, median (range) | peak MiB | least CPU / least CPU |")
-            print("| --- | ---: | ---: | ---: | ---: |")
+            for label, what in (("gpus", "`check --json` on 8 stand-in GPUs"), ("snapshot", "`check --json --snapshot`")):
+                runs_of = base[tree][label]
+                print(f"one {what}: CPU {statistics.median(b[0] for b in runs_of) * 1000:.1f} ms, "
+                      f"wall {statistics.median(b[1] for b in runs_of) * 1000:.1f} ms, peak {max(b[2] for b in runs_of):.0f} MiB (medians)")
+            print("| command | CPU ratio to `check --json` (8 GPUs), median (range) | wall ratio | CPU ratio to `check --json --snapshot` "
+                  "| peak MiB | least CPU / least CPU (8 GPUs) |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: |")
+            gpus, snap = base[tree]["gpus"], base[tree]["snapshot"]
             for label, runs in results[tree].items():
-                cpu = [r[0] / b[0] for r, b in zip(runs, runs_of)]
-                wall = [r[1] / b[1] for r, b in zip(runs, runs_of)]
-                of_least = min(r[0] for r in runs) / min(b[0] for b in runs_of)
-                print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {max(r[2] for r in runs):.0f} | {of_least:.2f} |", flush=True)
+                cpu = [r[0] / b[0] for r, b in zip(runs, gpus)]
+                wall = [r[1] / b[1] for r, b in zip(runs, gpus)]
+                cpu_snap = [r[0] / b[0] for r, b in zip(runs, snap)]
+                of_least = min(r[0] for r in runs) / min(b[0] for b in gpus)
+                print(f"| `{label}` | {spread(cpu)} | {spread(wall)} | {spread(cpu_snap)} | {max(r[2] for r in runs):.0f} | {of_least:.2f} |", flush=True)
         for label, argv, path in extra:
-            reference = run_once(check, env)
+            reference = run_once(checks["gpus"], dict(env, **gpu_host))
+            snapshot = run_once(checks["snapshot"], env)
             cpu, wall, peak = run_once(argv, env)
-            print(f"| `{label}` | {cpu / reference[0]:.1f} (one round) | {wall / reference[1]:.1f} | {peak:.0f} |"
+            print(f"| `{label}` | {cpu / reference[0]:.1f} (one round) | {wall / reference[1]:.1f} | {cpu / snapshot[0]:.1f} | {peak:.0f} |"
                   f"  CPU {cpu:.1f} s, wall {wall:.1f} s", flush=True)
             path.unlink()
 
