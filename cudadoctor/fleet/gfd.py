@@ -91,9 +91,18 @@ def _integer(labels: Mapping[str, str], key: str) -> Optional[int]:
     value = labels.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not is_ascii_integer(value.strip(), 9):
+    number = _whole_number(value) if isinstance(value, str) else None
+    if number is None:
         raise LabelError(f"label {key}={quoted(str(value), 40)} is not a whole number")
-    return int(value.strip())
+    return number
+
+
+@lru_cache(maxsize=4096)
+def _whole_number(value: str) -> Optional[int]:
+    """A label's whole number (up to 9 ASCII digits, spaces around allowed), or None: worked out
+    once per value, since a fleet's nodes label a handful of counts, capabilities and sizes."""
+    value = value.strip()
+    return int(value) if is_ascii_integer(value, 9) else None
 
 
 def _count(labels: Mapping[str, str], key: str, most: int) -> Optional[int]:
@@ -137,11 +146,10 @@ def _cuda_text(labels: Mapping[str, str]) -> Optional[str]:
     return f"{major}.{minor or 0}"
 
 
-def _mig_devices(labels: Mapping[str, str], product: Optional[str], count: Optional[int]) -> tuple[MigDeviceFacts, ...]:
+def _mig_devices(labels: Mapping[str, str], match: Optional[re.Match[str]], count: Optional[int]) -> tuple[MigDeviceFacts, ...]:
     """The MIG devices the labels count: under the single strategy the product names the profile
-    and gpu.count/gpu.memory are the MIG devices'; under the mixed one each profile has its own
-    nvidia.com/mig-<profile>.count and .memory."""
-    match = _MIG_PRODUCT.search(product or "")
+    (``match``, of _MIG_PRODUCT in it) and gpu.count/gpu.memory are the MIG devices'; under the
+    mixed one each profile has its own nvidia.com/mig-<profile>.count and .memory."""
     if match:
         memory = _integer(labels, MEMORY)
         return tuple(
@@ -169,13 +177,12 @@ def _gpus(labels: Mapping[str, str], hostname: Optional[str]) -> tuple[GpuFacts,
     if major is not None and not 1 <= major <= 99:
         raise LabelError(f"label {CC_MAJOR}={major} is not a compute capability major version")
     cc = f"{major}.{minor}" if major is not None else None
-    single = bool(_MIG_PRODUCT.search(labels.get(PRODUCT) or ""))
-    count = _count(labels, COUNT, MAX_DEVICE_COUNT * MAX_MIG_PER_GPU if single else MAX_DEVICE_COUNT)
     product = labels.get(PRODUCT)
+    single = _MIG_PRODUCT.search(product or "")
+    count = _count(labels, COUNT, MAX_DEVICE_COUNT * MAX_MIG_PER_GPU if single else MAX_DEVICE_COUNT)
     if product is not None and len(product) > 200:
         raise LabelError(f"label {PRODUCT} is longer than a product name")
-    migs = _mig_devices(labels, product, count)
-    single = bool(_MIG_PRODUCT.search(product or ""))
+    migs = _mig_devices(labels, single, count)
     if single:
         # The labels count MIG devices, not GPUs: one GPU stands for the MIG-enabled ones.
         name = _MIG_PRODUCT.split(product or "")[0]
