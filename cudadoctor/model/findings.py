@@ -13,7 +13,6 @@ INFO = "info"
 WARN = "warn"
 FAIL = "fail"
 SEVERITIES = (OK, INFO, WARN, FAIL)
-_RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
 
 
 @record
@@ -66,10 +65,8 @@ class Finding:
 
 def verdict(findings: Iterable[Finding]) -> str:
     """``fail`` if any finding fails, else ``warn`` if any warns, else ``ok``."""
-    worst = 0
-    for finding in findings:
-        worst = max(worst, _RANK[finding.severity])
-    return (OK, WARN, FAIL)[worst]
+    severities = {finding.severity for finding in findings}  # a finding's severity is one of SEVERITIES (checked when made)
+    return FAIL if FAIL in severities else WARN if WARN in severities else OK
 
 
 def exit_status(findings: Iterable[Finding], strict: bool = False) -> int:
