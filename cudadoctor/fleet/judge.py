@@ -215,6 +215,7 @@ class _Kind:
 
 
 _DRIVER_REST = attrgetter(*(name for name in DriverFacts.__record_names__ if name != "driver_version"))  # type: ignore[attr-defined]
+_GPU_REST = attrgetter(*(name for name in GpuFacts.__record_names__ if name != "memory_total_bytes"))  # type: ignore[attr-defined]
 
 
 class _Rests:
@@ -230,6 +231,8 @@ class _Rests:
         self.driver_by_values: dict[tuple[object, ...], DriverFacts] = {}  # (type, the other fields' values) -> that
         self.gpus: dict[tuple[GpuFacts, ...], tuple[GpuFacts, ...]] = {}  # each host's GPUs as the key has them, once
         self.ranked: dict[int, tuple[tuple[GpuFacts, ...], tuple[GpuFacts, ...]]] = {}  # id(gpus) -> (gpus, as the key has them)
+        # each GPU's other fields with its memory's rank -> the GPUs as the key has them (see of)
+        self.by_ranks: dict[tuple[object, ...], tuple[GpuFacts, ...]] = {}
         # The memos hold every object whose id they are keyed by, so no id is reused while it is a key.
         self.by_parts: dict[tuple[object, ...], tuple[HostFacts, HostFacts]] = {}
 
@@ -237,9 +240,7 @@ class _Rests:
         """verdict_key(kind, request), its driver's version taken out."""
         memo = self.ranked.get(id(kind.gpus))
         if memo is None:
-            gpus = verdict_key(kind, self.request).gpus  # the key's GPUs depend on the GPUs alone
-            gpus = self.gpus.setdefault(gpus, gpus)  # hosts whose GPUs differ only in memory size rank alike
-            memo = self.ranked[id(kind.gpus)] = (kind.gpus, gpus)
+            memo = self.ranked[id(kind.gpus)] = (kind.gpus, self._ranked_gpus(kind))
         gpus = memo[1]
         # Nodes differ by driver version far more than by the rest of the driver's facts: those
         # are looked up by their values (a tuple hashed in C) before a copy is made and interned.
@@ -256,6 +257,26 @@ class _Rests:
             rest = self.by_value.setdefault(rest, rest)
             known = self.by_parts[parts] = (rest, kind)
         return known[0]
+
+
+    def _ranked_gpus(self, kind: HostFacts) -> tuple[GpuFacts, ...]:
+        """verdict_key's GPUs (they depend on the GPUs alone), one object for every equal value:
+        hosts whose GPUs differ only in memory size rank alike. Found first by each GPU's other
+        fields and its memory's rank (tuples made in C), before a copy of every GPU is made: a
+        distinct fleet's nodes label thousands of sizes of a few dozen GPU sets."""
+        ranks: Optional[tuple[object, ...]] = None
+        if self.request is not None and self.request.min_memory_bytes is None:  # as verdict_key ranks them
+            sizes = sorted({g.memory_total_bytes for g in kind.gpus if g.memory_total_bytes})
+            rank = {size: i + 1 for i, size in enumerate(sizes)}
+            ranks = tuple((_GPU_REST(g), rank.get(g.memory_total_bytes, g.memory_total_bytes)) for g in kind.gpus)
+            known = self.by_ranks.get(ranks)
+            if known is not None:
+                return known
+        gpus = verdict_key(kind, self.request).gpus
+        gpus = self.gpus.setdefault(gpus, gpus)
+        if ranks is not None:
+            self.by_ranks[ranks] = gpus
+        return gpus
 
 
 def _kinds(hosts: Iterable[FleetHost], request: Optional[Request]) -> list[_Kind]:
