@@ -267,7 +267,7 @@ class _Rests:
         ranks: Optional[tuple[object, ...]] = None
         if self.request is not None and self.request.min_memory_bytes is None:  # as verdict_key ranks them
             sizes = sorted({g.memory_total_bytes for g in kind.gpus if g.memory_total_bytes})
-            rank = {size: i + 1 for i, size in enumerate(sizes)}
+            rank: dict[Optional[int], Optional[int]] = {size: i + 1 for i, size in enumerate(sizes)}
             ranks = tuple((_GPU_REST(g), rank.get(g.memory_total_bytes, g.memory_total_bytes)) for g in kind.gpus)
             known = self.by_ranks.get(ranks)
             if known is not None:
