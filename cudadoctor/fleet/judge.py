@@ -21,6 +21,7 @@ from ..model.facts import DriverFacts, GpuFacts, HostFacts, ImageFacts
 from ..model.findings import FAIL, WARN, Finding
 from ..model.record import field, record, replace
 from ..model.versions import CudaVersion
+from ..recommend import Recommendation
 from .gfd import LABEL_GAPS
 from .share import SharedChecks
 from .sources import NODE_LABELS, FleetHost, SourceProblem, identity_free
@@ -606,12 +607,17 @@ class _Kept:
         return stand_in
 
     def __call__(self, result: CheckResult) -> CheckResult:
-        rec = result.recommendation
-        return replace(
-            result,
-            findings=tuple(self.finding(f) for f in result.findings),
-            recommendation=replace(rec, rejected=(), alternative=None) if rec.rejected or rec.alternative is not None else rec,
-        )
+        return replace(result, findings=tuple(self.finding(f) for f in result.findings), recommendation=_choice(result.recommendation))
+
+
+def _choice(rec: Recommendation) -> Recommendation:
+    """A recommendation without the builds it passed over and the other release that fits (the
+    answer has read those), its newest release's likewise: their reasons quote the host's driver,
+    so a shared class would rewrite them for every host, for no report."""
+    newest = _choice(rec.newest) if rec.newest is not None else None
+    if rec.rejected or rec.alternative is not None or newest is not rec.newest:
+        return replace(rec, rejected=(), alternative=None, newest=newest)
+    return rec
 
 
 def judge_fleet(
