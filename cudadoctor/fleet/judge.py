@@ -63,7 +63,17 @@ class HostGroup:
     @property
     def blocking(self) -> tuple[str, ...]:
         """The codes of the findings that fail (else warn), each once, in report order."""
-        return _codes(self.result, FAIL) or _codes(self.result, WARN) if self.result is not None else ()
+        if self.result is None:
+            return ()
+        fails: dict[str, None] = {}
+        warns: dict[str, None] = {}
+        for finding in self.result.findings:  # one pass for both: every group's entry asks
+            severity = finding.severity
+            if severity == FAIL:
+                fails[finding.code] = None
+            elif severity == WARN and not fails:
+                warns[finding.code] = None
+        return tuple(fails or warns)
 
     @property
     def driver(self) -> Optional[str]:
@@ -84,7 +94,7 @@ class HostGroup:
         system = self.facts.system if self.facts is not None else None
         if system is None or not (system.os or system.machine):
             return None
-        return "/".join(part for part in (system.os, system.machine) if part)
+        return f"{system.os}/{system.machine}" if system.os and system.machine else system.os or system.machine
 
     @property
     def fix(self) -> Optional[str]:

@@ -71,7 +71,7 @@ class _Groups:
             "gpus": gpus,
             "os": group.os,
             "missing": list(group.missing),
-            "sources": sorted({h.origin for h in group.hosts}),
+            "sources": [group.hosts[0].origin] if len(group.hosts) == 1 else sorted({h.origin for h in group.hosts}),
             "target": None if target is None else {"variant": target.variant, "cuda": target.cuda, "image": target.image},
             "recommendation": None
             if rec is None
