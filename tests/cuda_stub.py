@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes.util
 import subprocess
 from pathlib import Path
-from typing import Union
+from typing import Any, Callable, Union
 
 import nvml_stub
 
@@ -34,3 +34,12 @@ def build_fake_cuda(directory: Union[str, Path]) -> Path:
 def system_libcuda_visible() -> bool:
     """A real libcuda.so.1 is installed (a GPU machine): tests that need it absent must skip."""
     return ctypes.util.find_library("cuda") is not None
+
+
+def stand_in_env(fake_nvml_env: Callable[[dict[str, Any]], dict[str, str]], fake_cuda_lib: Path, tmp_path: Path,
+                 cuda_config: dict[str, Any], nvml_config: dict[str, Any]) -> dict[str, str]:
+    """The variables of a host whose NVML is the stand-in told ``nvml_config`` and whose libcuda is
+    this one told ``cuda_config`` (the fixtures fake_nvml_env and fake_cuda_lib of tests/conftest.py)."""
+    env = fake_nvml_env(nvml_config)
+    config = nvml_stub.write_config(tmp_path / "cuda.conf", cuda_config)
+    return {**env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}

@@ -187,3 +187,40 @@ def test_each_builds_reach_over_a_fleet_is_the_sum_of_its_reach_over_each_host_a
         assert runs == sum(a[build][0] for a in alone if build in a), build
         assert minor == sum(a[build][1] for a in alone if build in a), build
         assert left == frozenset().union(*(a[build][2] for a in alone if build in a)), build
+
+
+_SIZES = st.sampled_from([None, 0, 16 * 2**30, 24 * 2**30, 80 * 2**30])
+
+
+@st.composite
+def gpu_sets(draw: Any) -> Any:
+    from cudadoctor.model.facts import GpuFacts
+
+    names = st.sampled_from(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-16GB"])
+    return tuple(
+        GpuFacts(index=i, name=draw(names), compute_capability=draw(st.sampled_from(["9.0", "8.0", None])),
+                 memory_total_bytes=draw(_SIZES), mig_enabled=draw(st.sampled_from([None, False])))
+        for i in range(draw(st.integers(0, 6)))
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=gpu_sets(), sizes=st.lists(st.lists(_SIZES, min_size=6, max_size=6), min_size=1, max_size=6),
+       min_memory=st.sampled_from([None, "20GiB"]), asked=st.booleans())
+def test_a_kinds_ranked_gpus_are_verdict_keys_whichever_kind_came_first(base: Any, sizes: list[list[Any]], min_memory: Any, asked: bool) -> None:
+    # Grouping finds a kind's memory-ranked GPUs by their other fields and ranks before it copies
+    # them: for kinds of one GPU set whose memory sizes differ, in any order, the same GPUs
+    # verdict_key gives, one object per value.
+    from cudadoctor.fleet.judge import _Rests, verdict_key
+    from cudadoctor.model.facts import DriverFacts, HostFacts
+    from cudadoctor.model.record import replace
+
+    request = resolve_request(TABLE, min_memory=min_memory) if asked else None
+    rests = _Rests(request)
+    seen: dict[Any, Any] = {}
+    for memory in sizes:
+        gpus = tuple(replace(g, memory_total_bytes=m) for g, m in zip(base, memory))
+        kind = HostFacts(driver=DriverFacts(), gpus=gpus)
+        ranked = rests._ranked_gpus(kind)
+        assert ranked == verdict_key(kind, request).gpus
+        assert seen.setdefault(ranked, ranked) is ranked  # equal rankings are one object

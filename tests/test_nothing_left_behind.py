@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 import nvml_stub
+from cuda_stub import stand_in_env
 from helpers import run_cli, signal_and_wait, start_cli, wait_for
 
 A100 = {"count": 1, "gpu0.name": "NVIDIA A100-SXM4-80GB", "gpu0.cc": "8.0"}
@@ -92,9 +93,7 @@ def test_the_nvml_child_dies_with_a_parent_killed_outright(fake_nvml_env) -> Non
 
 
 def _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, cuda_config: dict, nvml_config: dict = A100) -> dict[str, str]:
-    env = fake_nvml_env(nvml_config)
-    config = nvml_stub.write_config(tmp_path / "cuda.conf", cuda_config)
-    return {**env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}
+    return stand_in_env(fake_nvml_env, fake_cuda_lib, tmp_path, cuda_config, nvml_config)
 
 
 def test_a_hanging_cuDriverGetVersion_does_not_hang_check(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import nvml_stub
+from cuda_stub import stand_in_env
 from helpers import REPO_ROOT, Run, run_cli
 
 A100 = {"count": 1, "gpu0.name": "NVIDIA A100-SXM4-80GB", "gpu0.cc": "8.0"}
@@ -332,11 +333,11 @@ def test_an_answer_already_in_the_pipe_when_the_deadline_passes_is_read() -> Non
     assert both.answer() == (OK, "work")
 
 
-def _watch_both(env: dict[str, str], timeout: float) -> list:
-    """libcuda, then NVML, through one NvmlWatch in a process of their own: [libcuda's error and
-    version, NVML's state, GPUs, whether NVML was asked in another child, seconds taken, children
-    left]."""
-    code = (
+def _watch_both(env: dict[str, str], timeout: float, prelude: str = "") -> list:
+    """libcuda, then NVML, through one NvmlWatch in a process of their own (``prelude`` run first):
+    [libcuda's error and version, NVML's state, GPUs, whether NVML was asked in another child,
+    seconds taken, children left]."""
+    code = prelude + (
         "import json, time; from cudadoctor.probe.nvml import NvmlWatch\n"
         "from cudadoctor.probe.watchdog import live_children\n"
         f"start = time.monotonic(); watch = NvmlWatch.start({timeout}, libcuda=True); first = watch.pid\n"
@@ -350,9 +351,7 @@ def _watch_both(env: dict[str, str], timeout: float) -> list:
 
 
 def _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, nvml_config: dict, cuda_config: dict) -> dict[str, str]:
-    env = fake_nvml_env(nvml_config)
-    config = nvml_stub.write_config(tmp_path / "cuda.conf", cuda_config)
-    return {**os.environ, **env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{fake_cuda_lib}", "FAKE_CUDA_CONFIG": str(config)}
+    return {**os.environ, **stand_in_env(fake_nvml_env, fake_cuda_lib, tmp_path, cuda_config, nvml_config)}
 
 
 def test_a_slow_libcuda_is_waited_for_while_nvml_is_asked_in_a_child_of_its_own(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
@@ -370,3 +369,64 @@ def test_libcuda_and_nvml_both_hanging_cost_one_timeout_not_two(fake_nvml_env, f
     # NVML's child started at the grace, not at libcuda's deadline: about 2.25 s, where one after
     # the other takes 4 s at the least
     assert seconds < 3.6
+
+
+def test_a_libcuda_that_crashes_after_the_grace_is_reported_and_nvml_answers_from_its_own_child(
+    fake_nvml_env, fake_cuda_lib, tmp_path
+) -> None:
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"count": 2}, {"delay_ms": 600, "crash": 1})
+    error, version, state, count, fresh, _, left = _watch_both(env, 10.0)
+    assert "killed by SIGSEGV" in error and version is None
+    assert (state, count, fresh, left) == ("ok", 2, True, [])
+
+
+# The second child cannot be forked (fork refused: out of processes): the first one goes on to NVML.
+_NO_SECOND_CHILD = (
+    "import sys, cudadoctor.probe.nvml\n"
+    "nvml = sys.modules['cudadoctor.probe.nvml']  # (cudadoctor.probe is also the API's function)\n"
+    "started = []\n"
+    "real_start = nvml.WatchedChild.start\n"
+    "def start(*args, **kwargs):\n"
+    "    started.append(1)\n"
+    "    return real_start(*args, **kwargs) if len(started) == 1 else None\n"
+    "nvml.WatchedChild.start = start\n"
+)
+
+
+def test_a_slow_libcuda_whose_spare_child_cannot_start_has_nvml_answer_in_the_first(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"count": 2}, {"version": 12080, "delay_ms": 600})
+    error, version, state, count, fresh, _, left = _watch_both(env, 10.0, _NO_SECOND_CHILD)
+    assert (error, version) == (None, "12.8")
+    assert (state, count, fresh, left) == ("ok", 2, False, [])
+
+
+def test_a_first_answer_read_in_pieces_over_several_waits_is_whole() -> None:
+    from cudadoctor.probe.watchdog import OK, PENDING, WatchedChild
+
+    big = "x" * 5_000_000  # far more than a pipe holds: the child writes it as the parent reads
+    child = WatchedChild.start(lambda: "work", 30.0, first=lambda: big)
+    assert child is not None
+    partial = 0
+    while (answer := child.first_answer(within=0))[0] == PENDING:
+        partial = max(partial, len(child._first_read))
+    assert answer == (OK, big)
+    assert partial > 0  # some wait returned with part of the answer read, which the next one kept
+    assert child.answer() == (OK, "work")
+
+
+def test_a_watch_cancelled_while_a_slow_libcuda_is_waited_for_leaves_no_child(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
+    env = _libcuda_env(fake_nvml_env, fake_cuda_lib, tmp_path, {"count": 2, "hang.nvmlInit": 1}, {"hang": 1})
+    code = (
+        "import json, signal; from cudadoctor.probe.nvml import NvmlWatch\n"
+        "from cudadoctor.probe.watchdog import live_children\n"
+        "def interrupt(*_): raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGALRM, interrupt); signal.setitimer(signal.ITIMER_REAL, 1.0)\n"
+        "watch = NvmlWatch.start(30, libcuda=True)\n"
+        "try:\n"
+        "    watch.libcuda()\n"
+        "except KeyboardInterrupt:\n"
+        "    print(json.dumps([watch.spare is None, sorted(live_children())]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [False, []]  # the spare had started, and both children were stopped

@@ -273,13 +273,13 @@ class _Rests:
     def _ranked_gpus(self, kind: HostFacts) -> tuple[GpuFacts, ...]:
         """verdict_key's GPUs (they depend on the GPUs alone), one object for every equal value:
         hosts whose GPUs differ only in memory size rank alike. Found first by each GPU's other
-        fields and its memory's rank (tuples made in C), before a copy of every GPU is made: a
+        fields (with its type) and its memory's rank (tuples made in C), before a copy of every GPU is made: a
         distinct fleet's nodes label thousands of sizes of a few dozen GPU sets."""
         ranks: Optional[tuple[object, ...]] = None
         if self.request is not None and self.request.min_memory_bytes is None:  # as verdict_key ranks them
             sizes = sorted({g.memory_total_bytes for g in kind.gpus if g.memory_total_bytes})
             rank: dict[Optional[int], Optional[int]] = {size: i + 1 for i, size in enumerate(sizes)}
-            ranks = tuple((_GPU_REST(g), rank.get(g.memory_total_bytes, g.memory_total_bytes)) for g in kind.gpus)
+            ranks = tuple((type(g), _GPU_REST(g), rank.get(g.memory_total_bytes, g.memory_total_bytes)) for g in kind.gpus)
             known = self.by_ranks.get(ranks)
             if known is not None:
                 return known

@@ -295,6 +295,7 @@ class NvmlWatch:
         self.pid, self.timeout = child.pid, child.timeout
         self.libcuda_pending = libcuda
         self._libcuda: Optional[LibcudaFacts] = None
+        self.spare: Optional[WatchedChild] = None  # NVML's own child while a slow libcuda is waited for
 
     @classmethod
     def start(cls, timeout: float = DEFAULT_NVML_TIMEOUT_S, libcuda: bool = False) -> "NvmlWatch | InProcess":
@@ -305,19 +306,26 @@ class NvmlWatch:
     def cancel(self) -> None:
         """Stop the child: its answer is not wanted (the command failed before it was read)."""
         self.libcuda_pending = False  # nor libcuda's: no fresh child is started for NVML
-        if self.child is not None:
-            self.child.cancel()
+        for child in (self.child, self.spare):
+            if child is not None:
+                child.cancel()
 
     def libcuda(self) -> Optional[LibcudaFacts]:
         """libcuda's facts, asked in this child ahead of NVML; None when it was started without."""
         if self.libcuda_pending and self.child is not None:
             self.libcuda_pending = False
             state, value = self.child.first_answer(within=LIBCUDA_GRACE_S)
-            spare = None
             if state == PENDING:  # a slow or hung libcuda: NVML starts now, not at libcuda's deadline
-                spare = WatchedChild.start(_nvml_answer, self.timeout)
-                state, value = self.child.first_answer()
+                # Kept on the watch while libcuda is waited for: cancel() (a signal, an error in
+                # the command) stops it too.
+                self.spare = WatchedChild.start(_nvml_answer, self.timeout)
+                try:
+                    state, value = self.child.first_answer()
+                except BaseException:  # interrupted while waiting: neither child is wanted
+                    self.cancel()
+                    raise
             self._libcuda = libcuda_facts(state, value, self.timeout)
+            spare, self.spare = self.spare, None
             if spare is not None:  # NVML is already being asked there: the first child is not needed
                 self.child.cancel()
                 self.child = spare
