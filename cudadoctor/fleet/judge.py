@@ -593,7 +593,7 @@ class _Reach:
 class _Kept:
     """What a judged group keeps of its check's result, once its answer is decided: what the
     fleet's reports read (fleet/payload.py, matrix.py, plan.py, prometheus.py, affinity.py,
-    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice
+    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice (_choice)
     (not the reasons for every build it passed over), and every finding's code and severity, with
     the words only of those that warn or fail (the page lists those). A finding that passes
     becomes one shared stand-in per code and severity: 10 000 kinds of host kept about 30 worded
@@ -621,12 +621,15 @@ class _Kept:
 
 
 def _choice(rec: Recommendation) -> Recommendation:
-    """A recommendation without the builds it passed over and the other release that fits (the
-    answer has read those), its newest release's likewise: their reasons quote the host's driver,
-    so a shared class would rewrite them for every host, for no report."""
-    newest = _choice(rec.newest) if rec.newest is not None else None
-    if rec.rejected or rec.alternative is not None or newest is not rec.newest:
-        return replace(rec, rejected=(), alternative=None, newest=newest)
+    """What the fleet's reports read of a recommendation: the build it chose (its release, variant,
+    CUDA, image and support tier) and where pip finds it. Not the builds it passed over, the other
+    release that fits, the newest release's own recommendation, nor its fixes, actions and notes:
+    the answer has read those, and their words quote the host's driver, so a shared class would
+    rewrite them for every host (and plan that rewrite by walking them) for no report."""
+    if rec.rejected or rec.alternative is not None or rec.newest is not None or rec.reachable is not None or rec.fixes \
+            or rec.actions or rec.notes or rec.caveats or rec.unverified or rec.inferred:
+        return replace(rec, rejected=(), alternative=None, newest=None, reachable=None, fixes=(), actions=(), notes=(),
+                       caveats=(), unverified=(), inferred=())
     return rec
 
 
