@@ -44,6 +44,7 @@ def selector_matches(selector: str, labels: dict[str, str]) -> bool:
 class NodesApi(BaseHTTPRequestHandler):
     delay = 0.0
     requests: list[str] = []
+    extra: list[Any] = []  # nodes listed after NODES
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass
@@ -71,7 +72,7 @@ class NodesApi(BaseHTTPRequestHandler):
             return self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404})
         query = parse_qs(url.query)
         selector = query.get("labelSelector", [""])[0]
-        items = [n for n in NODES if selector_matches(selector, n["metadata"]["labels"])]
+        items = [n for n in NODES + NodesApi.extra if selector_matches(selector, n["metadata"]["labels"])]
         start = int(query.get("continue", ["0"])[0] or 0)
         limit = int(query.get("limit", [str(len(items) or 1)])[0])
         page = items[start:start + limit]
@@ -94,6 +95,7 @@ class QuietServer(ThreadingHTTPServer):
 def api_server() -> Iterator[ThreadingHTTPServer]:
     NodesApi.delay = 0.0
     NodesApi.requests = []
+    NodesApi.extra = []
     server = QuietServer(("127.0.0.1", 0), NodesApi)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -125,6 +127,37 @@ def test_live_nodes_through_the_kubernetes_client(api_server, tmp_path, monkeypa
     assert doc["hosts"] == len(NODES)
     assert doc["summary"]["unknown"] == 2
     assert len(NodesApi.requests) == -(-len(NODES) // 7)
+
+
+def test_live_pages_give_the_report_the_same_nodes_give_from_a_file(api_server, tmp_path, monkeypatch):
+    # Each page is decoded as a node list file is (fleet/sources.decode_hosts): page by page, the
+    # same hosts, so the same document as `kubectl get nodes -o json > nodes.json; fleet nodes.json`.
+    from cudadoctor.probe import kube
+
+    monkeypatch.setattr(kube, "PAGE", 5)
+    env = kubeconfig(tmp_path / "config", api_server.server_port)
+    live = invoke("fleet", "--kubernetes", "--json", env=env)
+    listed = tmp_path / "nodes.json"
+    listed.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": NODES, "metadata": {"resourceVersion": ""}}))
+    from_file = invoke("fleet", "--json", str(listed))
+    assert live.exit_code == from_file.exit_code and live.stderr == ""
+    assert live.json() == from_file.json()
+    assert len(NodesApi.requests) == -(-len(NODES) // 5)
+
+
+def test_a_live_node_that_cannot_be_read_is_a_warning_and_the_others_count(api_server, tmp_path, monkeypatch):
+    from cudadoctor.probe import kube
+
+    monkeypatch.setattr(kube, "PAGE", 4)
+    broken = json.loads(json.dumps(NODES[0]))
+    broken["metadata"]["name"] = "broken-0"
+    broken["metadata"]["labels"]["nvidia.com/gpu.count"] = "eight"
+    NodesApi.extra = [broken]
+    env = kubeconfig(tmp_path / "config", api_server.server_port)
+    run = invoke("fleet", "--kubernetes", "--json", env=env)
+    assert run.exit_code in (0, 1), run.stderr
+    assert "broken-0" in run.stderr and "nvidia.com/gpu.count" in run.stderr and "Traceback" not in run.stderr
+    assert run.json()["hosts"] == len(NODES)
 
 
 def test_live_selector_is_sent_to_the_api_server(api_server, tmp_path):

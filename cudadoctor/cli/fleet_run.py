@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Mapping, Optional, Union
 
 from ..app.loader import json_files_under, read_user_bytes
-from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, SnapshotCache, SourceError, SourceProblem, decode_hosts, node_host
+from ..fleet.sources import WHOLE_LIST_BYTES, FleetHost, SnapshotCache, SourceError, SourceProblem, decode_hosts
 from .errors import InputError, UsageProblem, say_warning
 from .inputs import emit_json, emit_json_members, load_table_or_fail, request_or_fail, today_or_fail, user_values_or_fail
 
@@ -91,20 +91,27 @@ def read_sources(sources: Iterable[str]) -> tuple[list["FleetHost"], list["Sourc
 
 
 def _kubernetes_hosts(context: Optional[str], selector: Optional[str], timeout: float) -> list["FleetHost"]:
-    from ..probe.kube import KubeError, iter_nodes
+    from ..probe.kube import KubeError, iter_node_pages
 
     hosts: list[FleetHost] = []
     try:
-        # page by page: each node is kept only as its host, so a large cluster costs its nodes'
-        # facts, not its whole node list
-        for node in iter_nodes(context=context, selector=selector, timeout=timeout):
-            try:
-                hosts.append(node_host(node, "kubernetes"))
-            except SourceError as exc:
-                say_warning(str(exc))
+        # Page by page, each decoded as a node list file is (decode_hosts: msgspec, field by
+        # field): each node is kept only as its host, so a large cluster costs its nodes' facts,
+        # not its whole node list.
+        for page in iter_node_pages(context=context, selector=selector, timeout=timeout):
+            for item in decode_hosts(page, KUBERNETES, KUBERNETES):
+                if isinstance(item, SourceProblem):
+                    say_warning(item.error)  # a node that cannot be read: the others still count
+                else:
+                    hosts.append(item)
     except KubeError as exc:
         raise InputError(str(exc)) from None
+    except SourceError as exc:  # a page that is JSON to msgspec but not to json (kube checked it is a node list)
+        raise InputError(f"{exc} (a node list page of the Kubernetes API)") from None
     return hosts
+
+
+KUBERNETES = "kubernetes"  # where a live cluster's hosts were read (FleetHost.source)
 
 
 def import_msgspec_lean() -> None:

@@ -175,6 +175,15 @@ def iter_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
     """Every Node (matching ``selector``), as the API server's JSON, one page (PAGE nodes) at a
     time: a caller that keeps only what it needs of each node holds one page, not the cluster's
     whole list. KubeError on any failure, raised where the iteration reaches it."""
+    for page in iter_node_pages(context, selector, timeout):
+        yield from json.loads(page)["items"]
+
+
+def iter_node_pages(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> Iterator[bytes]:
+    """Each page (PAGE nodes at most) of the Nodes matching ``selector``, as the bytes of the API
+    server's NodeList, checked to be one (an object whose items are objects, whose continue token
+    is a string): the fleet decodes it as it decodes a node list file, field by field
+    (fleet/sources.decode_hosts). KubeError on any failure, raised where the iteration reaches it."""
     deadline = time.monotonic() + timeout
     configuration, secrets = _configuration(context)
     authority = str(configuration.host).split("://", 1)[-1].split("/", 1)[0]
@@ -205,19 +214,37 @@ def iter_nodes(context: Optional[str] = None, selector: Optional[str] = None, ti
             raise KubeError(_fetch_error(exc, where, timeout, secrets)) from None
         if time.monotonic() >= deadline:
             raise KubeError(f"the Kubernetes API at {where} did not answer within {timeout:g}s (--timeout)")
-        try:
-            page = json.loads(b"".join(chunks))
-        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
-            raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__})") from None
-        items = _page_items(page, where)
-        token = _continue_token(page, where)
-        del page, chunks
-        yield from items
+        body = b"".join(chunks)
+        del chunks
+        token = _page_token(body, where)
+        yield body
         if not token:
             return
         if token in tokens:
             raise KubeError(f"the Kubernetes API at {where} gave the same continue token twice: the listing would never end")
         tokens.add(token)
+
+
+def _page_token(body: bytes, where: str) -> Optional[str]:
+    """The continue token of a page, once the page is checked to be a node list: by msgspec, which
+    keeps each item as its raw JSON; where msgspec refuses the page (a number it does not hold),
+    by json, whose words the errors use."""
+    from . import kube_fields
+
+    try:
+        page = kube_fields.decode_page(body)
+    except (kube_fields.Malformed, RecursionError):
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
+            raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__})") from None
+        _page_items(parsed, where)
+        return _continue_token(parsed, where)
+    if page.items is None:
+        raise KubeError(f"the Kubernetes API at {where} answered with something that is not a node list")
+    if not all(bytes(memoryview(item)[:1]) == b"{" for item in page.items):  # msgspec keeps a value without the space around it
+        raise KubeError(f"the Kubernetes API at {where} answered with a node list whose items are not all objects")
+    return _continue_token({"metadata": page.metadata}, where)
 
 
 def _page_items(page: Any, where: str) -> list[dict[str, Any]]:
