@@ -269,11 +269,10 @@ class _Rests:
             known = self.by_parts[parts] = (rest, kind)
         return known[0]
 
-
     def _ranked_gpus(self, kind: HostFacts) -> tuple[GpuFacts, ...]:
         """verdict_key's GPUs (they depend on the GPUs alone), one object for every equal value:
-        hosts whose GPUs differ only in memory size rank alike. Found first by each GPU's other
-        fields (with its type) and its memory's rank (tuples made in C), before a copy of every GPU is made: a
+        hosts whose GPUs differ only in memory size rank alike. Found first by each GPU's type,
+        other fields and memory's rank (tuples made in C), before a copy of every GPU is made: a
         distinct fleet's nodes label thousands of sizes of a few dozen GPU sets."""
         ranks: Optional[tuple[object, ...]] = None
         if self.request is not None and self.request.min_memory_bytes is None:  # as verdict_key ranks them
@@ -593,9 +592,9 @@ class _Reach:
 class _Kept:
     """What a judged group keeps of its check's result, once its answer is decided: what the
     fleet's reports read (fleet/payload.py, matrix.py, plan.py, prometheus.py, affinity.py,
-    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice (_choice)
-    (not the reasons for every build it passed over), and every finding's code and severity, with
-    the words only of those that warn or fail (the page lists those). A finding that passes
+    report/fleet_text.py, fleet_html.py): the verdict, the target, the recommendation's choice
+    (_choice: not the reasons for every build it passed over), and every finding's code and
+    severity, with the words only of those that warn or fail (the page lists those). A finding that passes
     becomes one shared stand-in per code and severity: 10 000 kinds of host kept about 30 worded
     findings each (half the fleet's memory) that no fleet report prints."""
 

@@ -10,9 +10,10 @@ failure is one KubeError line; every call is bounded.
   headers, body and decompression. Each page's body is capped at :data:`MAX_PAGE_BYTES` after
   decompression (a gzip bomb stops there).
 - The nodes come back as the API server's own JSON (``kubectl get nodes -o json`` has the same
-  shape), read a page at a time (``limit`` / ``continue``); a continue token the server already
-  gave is an error (it would loop for ever), and an answer whose ``items`` or ``metadata`` is not
-  of the right type is one line.
+  shape), a page at a time (``limit`` / ``continue``), each page's bytes checked here to be a node
+  list (probe/kube_fields.py) and decoded by the fleet as a node list file is; a continue token the
+  server already gave is an error (it would loop for ever), and an answer whose ``items`` or
+  ``metadata`` is not of the right type is one line.
 """
 
 from __future__ import annotations
@@ -164,19 +165,6 @@ def _ssl_context(configuration: Any, secrets: list[str]) -> Any:
     except (OSError, ssl.SSLError, ValueError) as exc:
         raise KubeError(redact(f"the kubeconfig's TLS settings cannot be used ({one_line(str(exc), 160)})", secrets)) from None
     return context
-
-
-def list_nodes(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> list[dict[str, Any]]:
-    """Every Node (matching ``selector``), as the API server's JSON; KubeError on any failure."""
-    return list(iter_nodes(context, selector, timeout))
-
-
-def iter_nodes(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> Iterator[dict[str, Any]]:
-    """Every Node (matching ``selector``), as the API server's JSON, one page (PAGE nodes) at a
-    time: a caller that keeps only what it needs of each node holds one page, not the cluster's
-    whole list. KubeError on any failure, raised where the iteration reaches it."""
-    for page in iter_node_pages(context, selector, timeout):
-        yield from json.loads(page)["items"]
 
 
 def iter_node_pages(context: Optional[str] = None, selector: Optional[str] = None, timeout: float = 10.0) -> Iterator[bytes]:
