@@ -401,17 +401,30 @@ def test_a_slow_libcuda_whose_spare_child_cannot_start_has_nvml_answer_in_the_fi
 
 
 def test_a_first_answer_read_in_pieces_over_several_waits_is_whole() -> None:
-    from cudadoctor.probe.watchdog import OK, PENDING, WatchedChild
+    # The answers are written here, piece by piece, into the pipe of a child that has already
+    # ended: each wait that returns PENDING keeps what it read, and the next one goes on from it.
+    import marshal
 
-    big = "x" * 5_000_000  # far more than a pipe holds: the child writes it as the parent reads
-    child = WatchedChild.start(lambda: "work", 30.0, first=lambda: big)
-    assert child is not None
-    partial = 0
-    while (answer := child.first_answer(within=0))[0] == PENDING:
-        partial = max(partial, len(child._first_read))
-    assert answer == (OK, big)
-    assert partial > 0  # some wait returned with part of the answer read, which the next one kept
-    assert child.answer() == (OK, "work")
+    from cudadoctor.probe.watchdog import _LENGTH_BYTES, OK, PENDING, WatchedChild
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    read_end, write_end = os.pipe()
+    child = WatchedChild(pid, read_end, 10.0, first=True)
+    try:
+        first = marshal.dumps("first " * 20)
+        frame = len(first).to_bytes(_LENGTH_BYTES, "big") + first
+        assert child.first_answer(within=0.02) == (PENDING, None)  # nothing yet
+        os.write(write_end, frame[:2])  # part of the length
+        assert child.first_answer(within=0.02) == (PENDING, None)
+        os.write(write_end, frame[2:_LENGTH_BYTES + 10])  # the length and part of the answer
+        assert child.first_answer(within=0.02) == (PENDING, None)
+        os.write(write_end, frame[_LENGTH_BYTES + 10:] + marshal.dumps("work"))
+        assert child.first_answer(within=0.02) == (OK, "first " * 20)
+    finally:
+        os.close(write_end)
+    assert child.answer() == (OK, "work")  # read to the end of the pipe, and the child reaped
 
 
 def test_a_watch_cancelled_while_a_slow_libcuda_is_waited_for_leaves_no_child(fake_nvml_env, fake_cuda_lib, tmp_path) -> None:
