@@ -1,8 +1,8 @@
 """`cudadoctor fleet --json` at scale, as ratios to one `cudadoctor check --json` measured in the same
 interleaved run (docs/performance.md, "The fleet"): the check on 8 stand-in GPUs (the stand-in
 libnvidia-ml.so.1 the tests compile with gcc, tests/nvml_stub.py: the check a host runs, issue
-22's "one check"), and the cheaper `check --json --snapshot` of one host's snapshot (no NVML child), so the
-stricter ratio is shown beside it.
+22's "one check"), and the cheaper `check --json --snapshot` of one host's snapshot (no NVML
+child), so the stricter ratio is shown beside it.
 
 Inputs, generated under a temporary directory (never committed):
 - distinct: a `kubectl get nodes -o json` list of N nodes labelled as NVIDIA's GPU Feature

@@ -625,11 +625,12 @@ def _choice(rec: Recommendation) -> Recommendation:
     release that fits, the newest release's own recommendation, nor its fixes, actions and notes:
     the answer has read those, and their words quote the host's driver, so a shared class would
     rewrite them for every host (and plan that rewrite by walking them) for no report."""
-    if rec.rejected or rec.alternative is not None or rec.newest is not None or rec.reachable is not None or rec.fixes \
-            or rec.actions or rec.notes or rec.caveats or rec.unverified or rec.inferred:
-        return replace(rec, rejected=(), alternative=None, newest=None, reachable=None, fixes=(), actions=(), notes=(),
-                       caveats=(), unverified=(), inferred=())
-    return rec
+    return replace(rec, **_NOT_KEPT) if any(getattr(rec, name) for name in _NOT_KEPT) else rec
+
+
+# The fields _choice empties, with their empty values (every one is falsy; a record is not).
+_NOT_KEPT = {"rejected": (), "alternative": None, "newest": None, "reachable": None, "fixes": (), "actions": (),
+             "notes": (), "caveats": (), "unverified": (), "inferred": ()}
 
 
 def judge_fleet(

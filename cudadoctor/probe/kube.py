@@ -226,26 +226,24 @@ def _page_token(body: bytes, where: str) -> Optional[str]:
             parsed = json.loads(body)
         except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
             raise KubeError(f"the Kubernetes API at {where} gave no node list ({type(exc).__name__})") from None
-        _page_items(parsed, where)
-        return _continue_token(parsed, where)
-    if page.items is None:
+        items = parsed.get("items") if isinstance(parsed, dict) else None
+        _check_items([isinstance(item, dict) for item in items] if isinstance(items, list) else None, where)
+        return _continue_token(parsed.get("metadata"), where)
+    # msgspec keeps a value without the space around it: an object's raw JSON starts with "{"
+    _check_items([bytes(memoryview(item)[:1]) == b"{" for item in page.items] if page.items is not None else None, where)
+    return _continue_token(page.metadata, where)
+
+
+def _check_items(objects: Optional[list[bool]], where: str) -> None:
+    """A page's items, each told as an object or not (None: no items list)."""
+    if objects is None:
         raise KubeError(f"the Kubernetes API at {where} answered with something that is not a node list")
-    if not all(bytes(memoryview(item)[:1]) == b"{" for item in page.items):  # msgspec keeps a value without the space around it
+    if not all(objects):
         raise KubeError(f"the Kubernetes API at {where} answered with a node list whose items are not all objects")
-    return _continue_token({"metadata": page.metadata}, where)
 
 
-def _page_items(page: Any, where: str) -> list[dict[str, Any]]:
-    if not isinstance(page, dict) or not isinstance(page.get("items"), list):
-        raise KubeError(f"the Kubernetes API at {where} answered with something that is not a node list")
-    if not all(isinstance(item, dict) for item in page["items"]):
-        raise KubeError(f"the Kubernetes API at {where} answered with a node list whose items are not all objects")
-    items: list[dict[str, Any]] = page["items"]
-    return items
-
-
-def _continue_token(page: dict[str, Any], where: str) -> Optional[str]:
-    metadata = page.get("metadata")
+def _continue_token(metadata: Any, where: str) -> Optional[str]:
+    """The page's ``metadata.continue``, given its metadata as decoded."""
     if metadata is None:
         return None
     if not isinstance(metadata, dict):
